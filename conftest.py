@@ -1,0 +1,110 @@
+"""The real stack, started once per test session on free ports in a temp dir.
+
+Set CAIRN_DATABASE_URL, CAIRN_NATS_URL and CAIRN_TEMPORAL_ADDRESS to run against external services
+instead (the Cairn services themselves are still started here).
+"""
+
+import secrets
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from cairn_devstack import StackPorts, free_port
+from cairn_devstack.cairn import CairnConfig, CairnStack, ExternalServices
+from cairn_gateway.cli import bootstrap
+
+# Short timers so tests see revocation, pruning and sweeps quickly; production defaults are in Settings.
+TEST_SERVICE_ENV = {
+    "CAIRN_KEY_CACHE_TTL_SECONDS": "1",
+    "CAIRN_SESSION_PRUNE_INTERVAL_SECONDS": "1",
+    "CAIRN_EMBED_SWEEP_INTERVAL_SECONDS": "2",
+    "CAIRN_EMBED_SWEEP_MIN_AGE_SECONDS": "3",
+    "CAIRN_RATE_LIMIT_PER_SECOND": "1000",
+    "CAIRN_RATE_LIMIT_BURST": "1000",
+    "CAIRN_LOG_LEVEL": "WARNING",
+}
+
+
+class ExternalSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CAIRN_", extra="ignore")
+    database_url: str | None = None
+    nats_url: str | None = None
+    temporal_address: str | None = None
+    temporal_namespace: str = "cairn"
+
+
+@pytest.fixture(scope="session")
+async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[CairnStack]:
+    ext = ExternalSettings()
+    external = None
+    if ext.database_url and ext.nats_url and ext.temporal_address:
+        external = ExternalServices(ext.database_url, ext.nats_url, ext.temporal_address, ext.temporal_namespace)
+    config = CairnConfig(
+        data_dir=Path(tmp_path_factory.mktemp("cairn")),
+        scope_secret=secrets.token_urlsafe(32),
+        ports=StackPorts.free(),
+        gateway_port=free_port(),
+        external=external,
+        service_env=dict(TEST_SERVICE_ENV),
+        postgres_settings={"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"},
+    )
+    async with CairnStack(config) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+async def admin_key(stack: CairnStack) -> str:
+    keys = await bootstrap(stack.database_url, None)
+    return str(keys["admin_key"])
+
+
+@pytest.fixture
+async def http(stack: CairnStack) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=30) as client:
+        yield client
+
+
+def bearer(key: str, **extra: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}", **extra}
+
+
+@dataclass
+class TenantHandle:
+    """A fresh tenant for one test, with helpers to mint keys in it."""
+
+    id: str
+    name: str
+    http: httpx.AsyncClient
+    admin_key: str
+
+    async def key(self, role: str = "agent", agent_id: str | None = None) -> str:
+        response = await self.http.post(
+            "/api/v1/keys", json={"tenant_id": self.id, "role": role, "agent_id": agent_id},
+            headers=bearer(self.admin_key),
+        )
+        assert response.status_code == 201, response.text
+        return str(response.json()["data"]["key"])
+
+    async def agent(self, agent_id: str | None = None) -> str:
+        return await self.key("agent", agent_id or f"agent-{uuid.uuid4().hex[:8]}")
+
+
+@pytest.fixture
+async def new_tenant(http: httpx.AsyncClient, admin_key: str) -> Callable[[], Awaitable[TenantHandle]]:
+    async def make() -> TenantHandle:
+        name = f"t-{uuid.uuid4().hex[:12]}"
+        response = await http.post("/api/v1/tenants", json={"name": name}, headers=bearer(admin_key))
+        assert response.status_code == 201, response.text
+        return TenantHandle(response.json()["data"]["id"], name, http, admin_key)
+
+    return make
+
+
+@pytest.fixture
+async def tenant(new_tenant: Callable[[], Awaitable[TenantHandle]]) -> TenantHandle:
+    return await new_tenant()

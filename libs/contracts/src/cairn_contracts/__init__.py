@@ -1,0 +1,1 @@
+"""Cairn contracts: the single source of truth for REST bodies, NATS messages and error codes."""

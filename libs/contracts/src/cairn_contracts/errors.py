@@ -1,0 +1,157 @@
+"""Error codes and the error envelope shared by REST and NATS."""
+
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+
+
+class ErrorCode(StrEnum):
+    """Stable, snake_case error codes. Clients switch on these; never rename one."""
+
+    bad_request = "bad_request"
+    validation_error = "validation_error"
+    invalid_json = "invalid_json"
+    unauthenticated = "unauthenticated"
+    forbidden = "forbidden"
+    not_found = "not_found"
+    method_not_allowed = "method_not_allowed"
+    conflict = "conflict"
+    rate_limited = "rate_limited"
+    internal_error = "internal_error"
+    service_unavailable = "service_unavailable"
+    upstream_timeout = "upstream_timeout"
+    invalid_scope = "invalid_scope"
+    subject_id_unresolvable = "subject_id_unresolvable"
+    impersonation_tenant_required = "impersonation_tenant_required"
+    no_identifier = "no_identifier"
+    ambiguous_resolution = "ambiguous_resolution"
+    text_too_long = "text_too_long"
+    content_too_large = "content_too_large"
+    invalid_session_id = "invalid_session_id"
+    invalid_project_id = "invalid_project_id"
+    invalid_expiry = "invalid_expiry"
+    quota_exceeded = "quota_exceeded"
+    invalid_query = "invalid_query"
+    query_too_long = "query_too_long"
+    budget_exceeded = "budget_exceeded"
+    already_exists = "already_exists"
+
+
+class ErrorBody(BaseModel):
+    """The body of every error: `{"error": {"code", "message", "status"}}`."""
+
+    code: str
+    message: str
+    status: int
+
+
+class ErrorEnvelope(BaseModel):
+    error: ErrorBody
+
+
+class CairnError(Exception):
+    """An expected failure with a stable code and HTTP status. Never rendered as a 500."""
+
+    code: ClassVar[ErrorCode] = ErrorCode.internal_error
+    status: ClassVar[int] = 500
+    default_message: ClassVar[str] = "internal error"
+
+    def __init__(self, message: str | None = None, *, headers: dict[str, str] | None = None) -> None:
+        self.message = message or self.default_message
+        self.headers = headers or {}
+        super().__init__(self.message)
+
+    def body(self) -> ErrorBody:
+        return ErrorBody(code=self.code, message=self.message, status=self.status)
+
+
+def _error(name: str, code: ErrorCode, status: int, message: str) -> type[CairnError]:
+    attrs: dict[str, Any] = {"code": code, "status": status, "default_message": message}
+    return type(name, (CairnError,), attrs)
+
+
+BadRequest = _error("BadRequest", ErrorCode.bad_request, 400, "bad request")
+Unauthenticated = _error("Unauthenticated", ErrorCode.unauthenticated, 401, "missing or invalid API key")
+Forbidden = _error("Forbidden", ErrorCode.forbidden, 403, "this key's role may not do that")
+NotFound = _error("NotFound", ErrorCode.not_found, 404, "not found")
+Conflict = _error("Conflict", ErrorCode.conflict, 409, "conflict")
+AlreadyExists = _error("AlreadyExists", ErrorCode.already_exists, 409, "already exists")
+RateLimited = _error("RateLimited", ErrorCode.rate_limited, 429, "rate limit exceeded")
+InternalError = _error("InternalError", ErrorCode.internal_error, 500, "internal error")
+ServiceUnavailable = _error("ServiceUnavailable", ErrorCode.service_unavailable, 503, "service unavailable")
+UpstreamTimeout = _error("UpstreamTimeout", ErrorCode.upstream_timeout, 504, "upstream service timed out")
+InvalidScope = _error("InvalidScope", ErrorCode.invalid_scope, 401, "missing or unverifiable scope")
+SubjectUnresolvable = _error(
+    "SubjectUnresolvable", ErrorCode.subject_id_unresolvable, 422, "the key's subject cannot be resolved"
+)
+ImpersonationRequired = _error(
+    "ImpersonationRequired",
+    ErrorCode.impersonation_tenant_required,
+    422,
+    "superadmin requests on this path need an X-Impersonate-Tenant header",
+)
+NoIdentifier = _error("NoIdentifier", ErrorCode.no_identifier, 422, "give slug, repo_url or name")
+AmbiguousResolution = _error(
+    "AmbiguousResolution", ErrorCode.ambiguous_resolution, 409, "more than one project matches"
+)
+InvalidProjectId = _error(
+    "InvalidProjectId", ErrorCode.invalid_project_id, 422, "project_id is not a project of this tenant"
+)
+QuotaExceeded = _error("QuotaExceeded", ErrorCode.quota_exceeded, 422, "live memory quota reached")
+BudgetExceeded = _error("BudgetExceeded", ErrorCode.budget_exceeded, 429, "promotion budget exhausted")
+
+
+class ValidationFailed(CairnError):
+    """A request body or parameter failed validation; `code` names the rule that failed."""
+
+    status = 422
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.dynamic_code = code
+
+    def body(self) -> ErrorBody:
+        return ErrorBody(code=self.dynamic_code, message=self.message, status=self.status)
+
+
+SPECIFIC_VALIDATION_CODES = frozenset(
+    {
+        ErrorCode.text_too_long,
+        ErrorCode.content_too_large,
+        ErrorCode.invalid_session_id,
+        ErrorCode.invalid_project_id,
+        ErrorCode.invalid_expiry,
+        ErrorCode.invalid_query,
+        ErrorCode.query_too_long,
+        ErrorCode.no_identifier,
+    }
+)
+
+
+def validation_code(pydantic_error_types: list[str]) -> str:
+    """Map pydantic error types to one stable code: a named rule if one failed, else validation_error.
+
+    Contract validators raise `PydanticCustomError("<error code>", ...)`, so the error type *is* the code.
+    """
+    for kind in pydantic_error_types:
+        if kind in SPECIFIC_VALIDATION_CODES:
+            return kind
+    if "json_invalid" in pydantic_error_types:
+        return ErrorCode.invalid_json
+    return ErrorCode.validation_error
+
+
+class RemoteError(CairnError):
+    """An error reply from another service, re-raised unchanged so the gateway invents no new codes."""
+
+    def __init__(self, body: ErrorBody) -> None:
+        super().__init__(body.message)
+        self.remote = body
+
+    def body(self) -> ErrorBody:
+        return self.remote
+
+    @property
+    def http_status(self) -> int:
+        return self.remote.status

@@ -1,0 +1,19 @@
+"""Every limit a request can hit. Each has a test at, and just past, its edge."""
+
+from typing import Final
+
+MEMORY_TEXT_MAX_BYTES: Final = 16 * 1024  # long-term memories are facts, not documents
+SESSION_CONTENT_MAX_BYTES: Final = 100 * 1024  # the reference's 100 KB session-turn cap
+SESSION_ID_MAX_BYTES: Final = 200
+TAGS_MAX: Final = 32
+TAG_MAX_CHARS: Final = 64
+METADATA_MAX_BYTES: Final = 16 * 1024
+SESSION_TTL_MAX_SECONDS: Final = 30 * 24 * 3600
+LIST_LIMIT_MAX: Final = 100
+LIST_LIMIT_DEFAULT: Final = 20
+HISTORY_LIMIT_MAX: Final = 1000
+HISTORY_LIMIT_DEFAULT: Final = 100
+RECALL_LIMIT_MAX: Final = 50
+RECALL_LIMIT_DEFAULT: Final = 10
+QUERY_MAX_CHARS: Final = 500
+DEFAULT_MEMORY_QUOTA: Final = 10_000

@@ -1,0 +1,30 @@
+"""NATS subject names. The version lives in the subject: a breaking change is a new v2 subject."""
+
+from typing import Final
+
+SERVICES: Final = ("memory", "recall", "promotion", "graduation")
+
+MEMORY_REMEMBER: Final = "cairn.v1.memory.remember"
+MEMORY_LIST: Final = "cairn.v1.memory.list"
+MEMORY_GET: Final = "cairn.v1.memory.get"
+MEMORY_FORGET: Final = "cairn.v1.memory.forget"
+MEMORY_SUPERSEDE: Final = "cairn.v1.memory.supersede"
+SESSION_HISTORY: Final = "cairn.v1.memory.session_history"
+
+RECALL_MEMORY: Final = "cairn.v1.recall.memory"
+
+# JetStream: durable background work. One stream holds every memory event.
+EVENTS_STREAM: Final = "CAIRN_MEMORY_EVENTS"
+EVENTS_SUBJECTS: Final = "cairn.v1.events.memory.>"
+MEMORY_CREATED: Final = "cairn.v1.events.memory.created"
+MEMORY_RECALLED: Final = "cairn.v1.events.memory.recalled"
+
+
+def health(service: str) -> str:
+    """The health subject a service answers (no scope needed)."""
+    return f"cairn.v1.{service}.health"
+
+
+def queue_group(service: str) -> str:
+    """Replicas of one service share load through this queue group."""
+    return f"cairn-{service}"

@@ -1,0 +1,163 @@
+"""The whole Cairn system on one machine: backing services (or external ones), migrations, the services.
+
+Used by `up` (long-lived, data under `.cairn/`) and by the pytest session fixture (temp dir, free ports).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from cairn_devstack.ports import StackPorts
+from cairn_devstack.stack import BackingStack
+from cairn_devstack.supervisor import ProcessSupervisor
+
+# Each service runs as its own OS process: (name, module).
+SERVICES: tuple[tuple[str, str], ...] = (
+    ("memory", "cairn_memory"),
+    ("memory-embedder", "cairn_memory.embedder"),
+    ("recall", "cairn_recall"),
+    ("promotion", "cairn_promotion"),
+    ("graduation", "cairn_graduation"),
+)
+
+
+@dataclass(frozen=True)
+class ExternalServices:
+    """Managed PostgreSQL / NATS / Temporal to use instead of starting local ones."""
+
+    database_url: str
+    nats_url: str
+    temporal_address: str
+    temporal_namespace: str = "cairn"
+    temporal_ui_url: str = ""
+
+
+@dataclass
+class CairnConfig:
+    data_dir: Path
+    scope_secret: str
+    ports: StackPorts = field(default_factory=StackPorts.defaults)
+    gateway_port: int = 58080
+    external: ExternalServices | None = None
+    service_env: dict[str, str] = field(default_factory=dict)  # extra CAIRN_* settings for every service
+    postgres_settings: dict[str, str] | None = None
+
+
+class CairnStack:
+    """Start order: backing services (health-checked), migrations, services, gateway; `/readyz` gates ready."""
+
+    def __init__(self, config: CairnConfig) -> None:
+        self.config = config
+        self.data_dir = config.data_dir.absolute()
+        self.backing: BackingStack | None = None
+        if config.external is None:
+            self.backing = BackingStack(self.data_dir, config.ports, postgres_settings=config.postgres_settings)
+            self.supervisor = self.backing.supervisor
+        else:
+            self.supervisor = ProcessSupervisor(self.data_dir / "logs")
+
+    @property
+    def database_url(self) -> str:
+        return self.backing.database_url if self.backing else self._external().database_url
+
+    @property
+    def nats_url(self) -> str:
+        return self.backing.nats_url if self.backing else self._external().nats_url
+
+    @property
+    def temporal_address(self) -> str:
+        return self.backing.temporal_address if self.backing else self._external().temporal_address
+
+    @property
+    def temporal_namespace(self) -> str:
+        return self.backing.temporal_namespace if self.backing else self._external().temporal_namespace
+
+    @property
+    def temporal_ui_url(self) -> str:
+        return self.backing.temporal_ui_url if self.backing else self._external().temporal_ui_url
+
+    @property
+    def gateway_url(self) -> str:
+        return f"http://127.0.0.1:{self.config.gateway_port}"
+
+    def _external(self) -> ExternalServices:
+        assert self.config.external is not None
+        return self.config.external
+
+    def env(self) -> dict[str, str]:
+        """The CAIRN_* environment every service process gets."""
+        return {
+            "CAIRN_DATABASE_URL": self.database_url,
+            "CAIRN_NATS_URL": self.nats_url,
+            "CAIRN_TEMPORAL_ADDRESS": self.temporal_address,
+            "CAIRN_TEMPORAL_NAMESPACE": self.temporal_namespace,
+            "CAIRN_SCOPE_SECRET": self.config.scope_secret,
+            "CAIRN_PORT": str(self.config.gateway_port),
+            "CAIRN_HOST": "127.0.0.1",
+            "PYTHONUNBUFFERED": "1",
+            **self.config.service_env,
+        }
+
+    async def start(self) -> None:
+        if self.backing is not None:
+            await self.backing.start()
+        try:
+            from cairn_storage import upgrade
+
+            await upgrade(self.database_url)
+            for name, module in SERVICES:
+                await self.start_service(name, module)
+            await self.start_gateway()
+            await self.wait_ready()
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def start_service(self, name: str, module: str, **env: str) -> int:
+        return await self.supervisor.start(name, [sys.executable, "-m", module], env={**self.env(), **env},
+                                           stop_timeout=25.0)
+
+    async def start_gateway(self, name: str = "gateway", port: int | None = None) -> int:
+        """Start a gateway process; extra replicas take another name and port (they share all state)."""
+        port = port or self.config.gateway_port
+        return await self.supervisor.start(
+            name, [sys.executable, "-m", "cairn_gateway"], env={**self.env(), "CAIRN_PORT": str(port)},
+            ready=lambda: _http_status_is(f"http://127.0.0.1:{port}/healthz", 200), ready_timeout=60.0,
+            stop_timeout=25.0,
+        )
+
+    async def wait_ready(self, timeout: float = 90.0) -> None:
+        """Poll `/readyz` until every component answers."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not await _http_status_is(f"{self.gateway_url}/readyz", 200):
+            for name, _ in SERVICES:
+                if not self.supervisor.is_running(name):
+                    raise RuntimeError(f"{name} exited:\n{self.supervisor.log_tail(name)}")
+            if asyncio.get_running_loop().time() > deadline:
+                async with httpx.AsyncClient() as client:
+                    body = (await client.get(f"{self.gateway_url}/readyz")).text
+                raise TimeoutError(f"Cairn not ready after {timeout}s: {body}")
+            await asyncio.sleep(0.25)
+
+    async def stop(self) -> None:
+        await self.supervisor.stop_all()
+
+    async def __aenter__(self) -> CairnStack:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+
+async def _http_status_is(url: str, status: int) -> bool:
+    try:
+        async with httpx.AsyncClient(timeout=2.0) as client:
+            return (await client.get(url)).status_code == status
+    except httpx.HTTPError:
+        return False

@@ -1,0 +1,45 @@
+"""Calling a service over NATS with the caller's signed scope."""
+
+from typing import Any
+
+from nats.aio.client import Client as NATS
+from nats.errors import NoRespondersError
+from nats.errors import TimeoutError as NatsTimeout
+from pydantic import BaseModel
+
+from cairn_contracts import subjects
+from cairn_contracts.envelope import Reply
+from cairn_contracts.errors import RemoteError, ServiceUnavailable, UpstreamTimeout
+from cairn_contracts.health import HealthReply
+from cairn_scope import Scope, sign_scope
+
+
+class ServiceClient:
+    """Request/reply to Cairn services; errors come back as the service's own typed error."""
+
+    def __init__(self, nc: NATS, scope_secret: str, timeout: float = 10.0) -> None:
+        self._nc = nc
+        self._secret = scope_secret
+        self._timeout = timeout
+
+    async def request(self, subject: str, scope: Scope, body: BaseModel, *, timeout: float | None = None) -> Reply:
+        """Send `body` under `scope`; raise RemoteError for an error reply, 503/504 if nobody answers."""
+        payload = body.model_dump_json().encode()
+        headers = sign_scope(scope, self._secret)
+        try:
+            msg = await self._nc.request(subject, payload, timeout=timeout or self._timeout, headers=headers)
+        except NoRespondersError:
+            raise ServiceUnavailable(f"no service answers {subject}") from None
+        except NatsTimeout:
+            raise UpstreamTimeout(f"{subject} did not answer in time") from None
+        reply = Reply.model_validate_json(msg.data)
+        if reply.error is not None:
+            raise RemoteError(reply.error)
+        return reply
+
+    async def data(self, subject: str, scope: Scope, body: BaseModel) -> Any:
+        return (await self.request(subject, scope, body)).data
+
+    async def health(self, service: str, timeout: float = 1.0) -> HealthReply:
+        msg = await self._nc.request(subjects.health(service), b"", timeout=timeout)
+        return HealthReply.model_validate_json(msg.data)

@@ -1,0 +1,57 @@
+"""Health checks services attach to their health subject."""
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from cairn_contracts.health import ComponentHealth
+
+if TYPE_CHECKING:
+    from temporalio.client import Client as TemporalClient
+
+HealthCheck = Callable[[], Awaitable[ComponentHealth]]
+
+
+def probe(name: str, check: Callable[[], Awaitable[object]], timeout: float = 1.0) -> HealthCheck:
+    """Wrap `check` as a health check: ok when it returns within `timeout`, down (with the error) otherwise."""
+
+    async def run() -> ComponentHealth:
+        try:
+            await asyncio.wait_for(check(), timeout)
+        except Exception as exc:  # any failure is "down"; the detail names it
+            return ComponentHealth(name=name, status="down", detail=type(exc).__name__)
+        return ComponentHealth(name=name, status="ok")
+
+    return run
+
+
+def postgres_check(sessionmaker: async_sessionmaker[AsyncSession]) -> HealthCheck:
+    async def select_one() -> None:
+        async with sessionmaker() as session:
+            await session.execute(text("SELECT 1"))
+
+    return probe("postgres", select_one)
+
+
+def temporal_check(client: "TemporalClient") -> HealthCheck:
+    async def check_health() -> None:
+        await client.service_client.check_health()
+
+    return probe("temporal", check_health)
+
+
+async def connect_temporal(address: str, namespace: str, attempts: int = 60) -> "TemporalClient":
+    """Connect to Temporal, retrying while it starts (a service may come up first)."""
+    from temporalio.client import Client
+
+    for attempt in range(attempts):
+        try:
+            return await Client.connect(address, namespace=namespace)
+        except Exception:
+            if attempt == attempts - 1:
+                raise
+            await asyncio.sleep(0.5)
+    raise RuntimeError("unreachable")

@@ -1,0 +1,26 @@
+"""Settings every service shares. Built in `__main__`, never at import time."""
+
+from pydantic import field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PLACEHOLDER_SECRETS = frozenset({"", "changeme", "secret", "dev"})
+
+
+class ServiceSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CAIRN_", extra="ignore")
+
+    database_url: str = "postgresql://postgres@127.0.0.1:55432/cairn"
+    nats_url: str = "nats://127.0.0.1:54222"
+    temporal_address: str = "127.0.0.1:57233"
+    temporal_namespace: str = "cairn"
+    scope_secret: str
+    request_timeout_seconds: float = 10.0
+    shutdown_grace_seconds: float = 20.0
+    log_level: str = "INFO"
+
+    @field_validator("scope_secret")
+    @classmethod
+    def _real_secret(cls, value: str) -> str:
+        if value.strip().lower() in PLACEHOLDER_SECRETS or len(value) < 16:
+            raise ValueError("CAIRN_SCOPE_SECRET must be a real secret of at least 16 characters")
+        return value

@@ -1,0 +1,1 @@
+"""Cairn gateway: the only place an API key becomes a Scope."""

@@ -1,0 +1,75 @@
+"""Gateway application factory."""
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Response
+from fastapi.responses import JSONResponse
+
+from cairn_contracts.health import ReadyReport
+from cairn_gateway import routes_identity, routes_memory
+from cairn_gateway.auth import Authenticator, KeyCache
+from cairn_gateway.deps import GatewayState, StateDep
+from cairn_gateway.errors import install_error_handlers
+from cairn_gateway.metrics import GatewayMetrics
+from cairn_gateway.ratelimit import RateLimiter
+from cairn_gateway.readiness import TemporalProbe, readiness
+from cairn_gateway.settings import GatewaySettings
+from cairn_gateway.store import IdentityStore
+from cairn_servicekit import ServiceClient
+from cairn_servicekit.runtime import connect_nats
+from cairn_storage import create_engine, make_sessionmaker
+
+API_DESCRIPTION = (
+    "Durable, isolated memory for AI agents. Authenticate with `Authorization: Bearer <key>`; every memory "
+    "call is confined to the (tenant, subject) derived from that key. Errors are "
+    '`{"error": {"code", "message", "status"}}`.'
+)
+
+
+def create_app(settings: GatewaySettings) -> FastAPI:
+    metrics = GatewayMetrics()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engine = create_engine(settings.database_url, pool_size=10)
+        sessionmaker = make_sessionmaker(engine)
+        nc = await connect_nats(settings.nats_url, "cairn-gateway")
+        store = IdentityStore(sessionmaker)
+        app.state.gateway = GatewayState(
+            settings=settings,
+            engine=engine,
+            nc=nc,
+            store=store,
+            auth=Authenticator(store, KeyCache(settings.key_cache_ttl_seconds)),
+            limiter=RateLimiter(sessionmaker, settings.rate_limit_per_second, settings.rate_limit_burst),
+            services=ServiceClient(nc, settings.scope_secret, settings.request_timeout_seconds),
+            temporal=TemporalProbe(settings.temporal_address, settings.temporal_namespace),
+        )
+        yield
+        await nc.drain()
+        await engine.dispose()
+
+    app = FastAPI(title="Cairn", version="0.1.0", description=API_DESCRIPTION, lifespan=lifespan)
+    install_error_handlers(app)
+    app.middleware("http")(metrics.middleware)
+
+    @app.get("/healthz", tags=["ops"])
+    async def healthz() -> dict[str, str]:
+        """The process is alive."""
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["ops"], response_model=ReadyReport, responses={503: {"model": ReadyReport}})
+    async def readyz(state: StateDep) -> JSONResponse:
+        """200 only when PostgreSQL, NATS, Temporal and every service answer; else 503 naming each."""
+        report = await readiness(state.engine, state.nc, state.temporal, state.services,
+                                 settings.readiness_timeout_seconds)
+        return JSONResponse(report.model_dump(), status_code=200 if report.status == "ok" else 503)
+
+    @app.get("/metrics", tags=["ops"], include_in_schema=False)
+    async def prometheus() -> Response:
+        return metrics.render()
+
+    app.include_router(routes_identity.router)
+    app.include_router(routes_memory.router)
+    return app

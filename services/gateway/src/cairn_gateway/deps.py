@@ -1,0 +1,95 @@
+"""FastAPI dependencies: the only place a key becomes a Scope."""
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Header, Request
+from nats.aio.client import Client as NATS
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from cairn_contracts.errors import Forbidden, ImpersonationRequired
+from cairn_contracts.identity import Role
+from cairn_gateway.auth import Authenticator
+from cairn_gateway.ratelimit import RateLimiter
+from cairn_gateway.readiness import TemporalProbe
+from cairn_gateway.settings import GatewaySettings
+from cairn_gateway.store import IdentityStore, parse_uuid
+from cairn_scope import KeyIdentity, Scope, derive_scope
+from cairn_servicekit import ServiceClient
+
+
+@dataclass
+class GatewayState:
+    settings: GatewaySettings
+    engine: AsyncEngine
+    nc: NATS
+    store: IdentityStore
+    auth: Authenticator
+    limiter: RateLimiter
+    services: ServiceClient
+    temporal: TemporalProbe
+
+
+def get_state(request: Request) -> GatewayState:
+    state: GatewayState = request.app.state.gateway
+    return state
+
+
+StateDep = Annotated[GatewayState, Depends(get_state)]
+
+
+async def require_key(
+    state: StateDep, authorization: Annotated[str | None, Header(include_in_schema=False)] = None
+) -> KeyIdentity:
+    return await state.auth.authenticate(authorization)
+
+
+KeyDep = Annotated[KeyIdentity, Depends(require_key)]
+
+
+def impersonated_tenant(key: KeyIdentity, header: str | None) -> str | None:
+    """The header counts only for superadmin keys; a malformed tenant id counts as missing."""
+    if key.role is not Role.superadmin or not header:
+        return None
+    parsed = parse_uuid(header.strip())
+    return str(parsed) if parsed else None
+
+
+async def require_scope(
+    key: KeyDep,
+    x_impersonate_tenant: Annotated[str | None, Header(description="superadmin only: the tenant to act in")] = None,
+) -> Scope:
+    tenant = impersonated_tenant(key, x_impersonate_tenant)
+    if key.role is Role.superadmin and x_impersonate_tenant and tenant is None:
+        raise ImpersonationRequired("X-Impersonate-Tenant is not a tenant id")
+    return derive_scope(key, tenant)
+
+
+ScopeDep = Annotated[Scope, Depends(require_scope)]
+
+
+async def rate_limited_scope(state: StateDep, scope: ScopeDep) -> Scope:
+    """The write paths: the caller's scope, after taking a token from its key's bucket."""
+    await state.limiter.take(scope.key_id, scope.tenant_id)
+    return scope
+
+
+WriteScopeDep = Annotated[Scope, Depends(rate_limited_scope)]
+
+
+async def require_superadmin(key: KeyDep) -> KeyIdentity:
+    if key.role is not Role.superadmin:
+        raise Forbidden()
+    return key
+
+
+SuperadminDep = Annotated[KeyIdentity, Depends(require_superadmin)]
+
+
+async def rate_limited_key(state: StateDep, key: KeyDep) -> KeyIdentity:
+    """Admin write paths (no memory scope needed): rate-limit by key."""
+    await state.limiter.take(key.key_id, key.tenant_id)
+    return key
+
+
+WriteKeyDep = Annotated[KeyIdentity, Depends(rate_limited_key)]

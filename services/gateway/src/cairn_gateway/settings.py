@@ -1,0 +1,14 @@
+"""Gateway settings (env prefix CAIRN_)."""
+
+from cairn_servicekit.settings import ServiceSettings
+
+
+class GatewaySettings(ServiceSettings):
+    host: str = "127.0.0.1"
+    port: int = 58080
+    # Revocation takes effect on every replica within this many seconds.
+    key_cache_ttl_seconds: float = 5.0
+    # Write-path token bucket per key; a tenant may override both.
+    rate_limit_per_second: float = 20.0
+    rate_limit_burst: int = 40
+    readiness_timeout_seconds: float = 1.5

@@ -1,0 +1,1 @@
+"""Cairn graduation service: Temporal workflows (the workflows themselves arrive with their issue)."""

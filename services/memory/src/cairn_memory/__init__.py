@@ -1,0 +1,1 @@
+"""Cairn memory service: the write side of long-term and session memory."""

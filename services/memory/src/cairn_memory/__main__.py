@@ -1,0 +1,23 @@
+"""`python -m cairn_memory`: serve the memory subjects over NATS."""
+
+import asyncio
+from contextlib import AsyncExitStack
+
+from nats.aio.client import Client as NATS
+
+from cairn_memory.app import setup
+from cairn_memory.settings import MemorySettings
+from cairn_servicekit import NatsService, run_service
+
+
+def main() -> None:
+    settings = MemorySettings()  # type: ignore[call-arg]  # scope_secret comes from the environment
+
+    async def wire(stack: AsyncExitStack, nc: NATS) -> NatsService:
+        return await setup(settings, stack, nc)
+
+    asyncio.run(run_service("memory", settings, wire))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+"""Memory service wiring: database, JetStream, handlers, the TTL prune loop."""
+
+import asyncio
+import contextlib
+import logging
+from contextlib import AsyncExitStack
+
+from nats.aio.client import Client as NATS
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from cairn_memory.events import CreatedPublisher, ensure_stream
+from cairn_memory.handlers import register
+from cairn_memory.service import MemoryService
+from cairn_memory.settings import MemorySettings
+from cairn_memory.store import prune_expired_turns
+from cairn_servicekit import NatsService
+from cairn_servicekit.health import postgres_check
+from cairn_storage import create_engine, make_sessionmaker
+
+log = logging.getLogger(__name__)
+
+
+async def prune_loop(sessionmaker: async_sessionmaker[AsyncSession], interval: float) -> None:
+    """Delete expired session turns on a schedule (reads already hide them before this runs)."""
+    while True:
+        try:
+            async with sessionmaker.begin() as session:
+                pruned = await prune_expired_turns(session)
+            if pruned:
+                log.info("pruned %d expired session turns", pruned)
+        except Exception:
+            log.warning("session prune failed; retrying next interval", exc_info=True)
+        await asyncio.sleep(interval)
+
+
+async def setup(settings: MemorySettings, stack: AsyncExitStack, nc: NATS) -> NatsService:
+    engine = create_engine(settings.database_url)
+    stack.push_async_callback(engine.dispose)
+    sessionmaker = make_sessionmaker(engine)
+    js = nc.jetstream()
+    await ensure_stream(js)
+    service = NatsService("memory", settings)
+    register(service, MemoryService(sessionmaker, settings, CreatedPublisher(js)))
+    service.health_check(postgres_check(sessionmaker))
+    pruner = asyncio.create_task(prune_loop(sessionmaker, settings.session_prune_interval_seconds))
+
+    async def stop_pruner() -> None:
+        pruner.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await pruner
+
+    stack.push_async_callback(stop_pruner)
+    return service

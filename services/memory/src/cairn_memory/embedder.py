@@ -1,0 +1,152 @@
+"""The embedding worker: a JetStream pull consumer that writes vectors, acking only after the commit.
+
+A crash before the commit loses nothing (the messages are redelivered); a crash after the commit but
+before the ack re-embeds nothing (rows whose content hash already matches are skipped). A periodic
+sweep embeds rows whose `memory.created` publish was lost.
+"""
+
+import asyncio
+import contextlib
+import logging
+import signal
+import uuid
+
+from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
+from nats.errors import TimeoutError as NatsTimeout
+from nats.js.api import AckPolicy, ConsumerConfig
+from pydantic import ValidationError
+from sqlalchemy import select, text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from cairn_contracts import subjects
+from cairn_contracts.memory import MemoryCreated
+from cairn_embeddings import Embedder, EmbeddingError, EmbeddingSettings, build_embedder, content_hash
+from cairn_memory.events import ensure_stream
+from cairn_memory.settings import MemorySettings
+from cairn_servicekit.runtime import connect_nats
+from cairn_storage import create_engine, make_sessionmaker
+from cairn_storage.models import Memory
+
+log = logging.getLogger(__name__)
+
+DURABLE = "memory-embedder"
+RETRY_DELAY_SECONDS = 5.0
+
+# Only rows whose stored hash differs are written: a redelivery never rewrites a vector.
+_WRITE = text(
+    "UPDATE memories SET embedding = CAST(:vector AS vector), embedding_content_hash = :hash, "
+    "embedding_model = :model WHERE id = :id AND embedding_content_hash IS DISTINCT FROM :hash"
+)
+
+
+class EmbeddingWorker:
+    def __init__(self, sessionmaker: async_sessionmaker[AsyncSession], embedder: Embedder,
+                 settings: MemorySettings) -> None:
+        self._sm = sessionmaker
+        self._embedder = embedder
+        self._settings = settings
+
+    async def embed_ids(self, ids: list[uuid.UUID]) -> int:
+        """Embed the rows among `ids` that still need it; returns how many were written."""
+        async with self._sm.begin() as session:
+            # Maintenance by primary key across scopes: the worker acts for no caller.
+            rows = (await session.execute(
+                select(Memory.id, Memory.text, Memory.embedding_content_hash).where(Memory.id.in_(ids))
+            )).all()
+            todo = [(r.id, r.text, content_hash(r.text)) for r in rows]
+            todo = [(mid, body, digest) for (mid, body, digest), r in zip(todo, rows, strict=True)
+                    if r.embedding_content_hash != digest]
+            if not todo:
+                return 0
+            vectors = await self._embedder.embed([body for _, body, _ in todo])
+            await session.execute(_WRITE, [
+                {"id": mid, "vector": str(list(vector)), "hash": digest, "model": self._embedder.name}
+                for (mid, _, digest), vector in zip(todo, vectors, strict=True)
+            ])
+        return len(todo)
+
+    async def handle_batch(self, msgs: list[Msg]) -> None:
+        ids: list[uuid.UUID] = []
+        valid: list[Msg] = []
+        for msg in msgs:
+            try:
+                ids.append(uuid.UUID(MemoryCreated.model_validate_json(msg.data).memory_id))
+                valid.append(msg)
+            except (ValidationError, ValueError):
+                log.error("dropping malformed memory.created message")
+                await msg.term()
+        try:
+            written = await self.embed_ids(ids)
+        except EmbeddingError as exc:
+            log.warning("embedder unavailable (%s); redelivering %d in %ss", exc, len(valid), RETRY_DELAY_SECONDS)
+            for msg in valid:
+                await msg.nak(delay=RETRY_DELAY_SECONDS)
+            return
+        for msg in valid:
+            await msg.ack()
+        log.debug("embedded %d of %d", written, len(ids))
+
+    async def sweep_once(self) -> int:
+        async with self._sm() as session:
+            pending = (await session.execute(text(
+                "SELECT id FROM memories WHERE embedding_content_hash IS NULL "
+                "AND created_at < now() - make_interval(secs => :age) ORDER BY created_at LIMIT 500"
+            ), {"age": self._settings.embed_sweep_min_age_seconds})).scalars().all()
+        return await self.embed_ids(list(pending)) if pending else 0
+
+    async def run(self, nc: NATS, stop: asyncio.Event) -> None:
+        js = nc.jetstream()
+        await ensure_stream(js)
+        sub = await js.pull_subscribe(
+            subjects.MEMORY_CREATED, durable=DURABLE, stream=subjects.EVENTS_STREAM,
+            config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=60, max_ack_pending=5000),
+        )
+        sweeper = asyncio.create_task(self._sweep_loop(stop))
+        try:
+            while not stop.is_set():
+                try:
+                    msgs = await sub.fetch(self._settings.embed_batch_size,
+                                           timeout=self._settings.embed_fetch_timeout_seconds)
+                except NatsTimeout:
+                    continue
+                await self.handle_batch(msgs)
+        finally:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
+
+    async def _sweep_loop(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            await asyncio.sleep(self._settings.embed_sweep_interval_seconds)
+            try:
+                swept = await self.sweep_once()
+                if swept:
+                    log.info("sweep embedded %d rows whose event was lost", swept)
+            except Exception:
+                log.warning("embedding sweep failed", exc_info=True)
+
+
+async def serve(settings: MemorySettings, embedding: EmbeddingSettings) -> None:
+    logging.basicConfig(level=settings.log_level, format="%(asctime)s embedder %(levelname)s %(name)s: %(message)s")
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    engine = create_engine(settings.database_url, pool_size=2)
+    embedder = build_embedder(embedding)
+    nc = await connect_nats(settings.nats_url, "cairn-memory-embedder")
+    try:
+        await EmbeddingWorker(make_sessionmaker(engine), embedder, settings).run(nc, stop)
+    finally:
+        await nc.drain()
+        await engine.dispose()
+
+
+def main() -> None:
+    settings = MemorySettings()  # type: ignore[call-arg]  # scope_secret comes from the environment
+    asyncio.run(serve(settings, EmbeddingSettings()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+"""Memory logic: quotas, supersede, forget, session turns. Plain arguments in, contract models out."""
+
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from cairn_contracts import limits
+from cairn_contracts.errors import Conflict, InvalidProjectId, NotFound, QuotaExceeded, ValidationFailed
+from cairn_contracts.memory import (
+    ListMemoriesRequest,
+    LongMemoryWrite,
+    Memory,
+    SessionTurn,
+    SessionTurnWrite,
+    Source,
+)
+from cairn_memory.convert import memory_out, turn_out
+from cairn_memory.settings import MemorySettings
+from cairn_memory.store import MemoryStore
+from cairn_scope import Scope
+from cairn_storage.models import Memory as MemoryRow
+from cairn_storage.models import SessionMemory
+
+OnCreated = Callable[[Memory, Scope], Awaitable[None]]
+
+
+class MemoryNotFound(NotFound):
+    default_message = "no such memory"
+
+
+class MemoryService:
+    def __init__(self, sessionmaker: async_sessionmaker[AsyncSession], settings: MemorySettings,
+                 on_created: OnCreated) -> None:
+        self._sm = sessionmaker
+        self._settings = settings
+        self._on_created = on_created
+
+    async def _check_project(self, store: MemoryStore, scope: Scope, project_id: str | None) -> None:
+        if project_id and not await store.project_in_tenant(project_id, scope.tenant_id):
+            raise InvalidProjectId()  # a foreign project reads exactly like a malformed one
+
+    def _row(self, scope: Scope, body: LongMemoryWrite, source: Source, source_session_id: str | None) -> MemoryRow:
+        return MemoryRow(
+            id=uuid.uuid4(), tenant_id=uuid.UUID(scope.tenant_id), subject_id=scope.subject_id,
+            project_id=uuid.UUID(body.project_id) if body.project_id else None, text=body.text,
+            confidence=body.confidence, source=source.value, source_session_id=source_session_id,
+            tags=list(dict.fromkeys(body.tags)), metadata_=body.metadata, recall_count=0,
+        )
+
+    async def remember(self, scope: Scope, body: LongMemoryWrite, *, source: Source = Source.explicit,
+                       source_session_id: str | None = None) -> Memory:
+        """Insert a live memory; the quota check and the insert share one advisory-locked transaction."""
+        async with self._sm.begin() as session:
+            store = MemoryStore(session)
+            await self._check_project(store, scope, body.project_id)
+            await store.lock_scope(scope)
+            quota = await store.quota(scope.tenant_id, self._settings.default_memory_quota)
+            if await store.live_count(scope) >= quota:
+                raise QuotaExceeded(f"this subject already holds its quota of {quota} live memories")
+            memory = memory_out(await store.add(self._row(scope, body, source, source_session_id)))
+        await self._on_created(memory, scope)
+        return memory
+
+    async def supersede(self, scope: Scope, memory_id: str, body: LongMemoryWrite) -> Memory:
+        """Write the newer memory and point the old one at it; live count is unchanged, so no quota check."""
+        async with self._sm.begin() as session:
+            store = MemoryStore(session)
+            old = await store.get(scope, memory_id, for_update=True)
+            if old is None:
+                raise MemoryNotFound()
+            if old.superseded_by is not None:
+                raise Conflict("this memory is already superseded; supersede its successor")
+            await self._check_project(store, scope, body.project_id)
+            if body.project_id is None and old.project_id is not None:
+                body = body.model_copy(update={"project_id": str(old.project_id)})  # stays in its partition
+            new = await store.add(self._row(scope, body, Source.explicit, None))
+            old.superseded_by = new.id
+            memory = memory_out(new)
+        await self._on_created(memory, scope)
+        return memory
+
+    async def get(self, scope: Scope, memory_id: str) -> Memory:
+        async with self._sm() as session:
+            row = await MemoryStore(session).get(scope, memory_id)
+        if row is None:
+            raise MemoryNotFound()
+        return memory_out(row)
+
+    async def forget(self, scope: Scope, memory_id: str) -> Memory:
+        """Delete outright. A superadmin (impersonating a tenant) may delete any memory of that tenant."""
+        async with self._sm.begin() as session:
+            row = await MemoryStore(session).delete(scope, memory_id, all_subjects=scope.is_superadmin)
+            if row is None:
+                raise MemoryNotFound()
+            return memory_out(row, with_subject=scope.is_superadmin)
+
+    async def list_memories(self, scope: Scope, query: ListMemoriesRequest) -> tuple[list[Memory], int]:
+        oversight = query.all_subjects and scope.is_superadmin
+        query = query.model_copy(update={"all_subjects": oversight})
+        async with self._sm() as session:
+            rows, total = await MemoryStore(session).list_memories(scope, query)
+        return [memory_out(r, with_subject=oversight) for r in rows], total
+
+    def _expiry(self, body: SessionTurnWrite, now: datetime) -> datetime:
+        if body.expires_at is not None and body.ttl_seconds is not None:
+            raise ValidationFailed("invalid_expiry", "give expires_at or ttl_seconds, not both")
+        if body.expires_at is not None:
+            expires = body.expires_at if body.expires_at.tzinfo else body.expires_at.replace(tzinfo=UTC)
+            if expires <= now:
+                raise ValidationFailed("invalid_expiry", "expires_at must be in the future")
+            if expires > now + timedelta(seconds=limits.SESSION_TTL_MAX_SECONDS):
+                raise ValidationFailed("invalid_expiry",
+                                       f"expires_at is more than {limits.SESSION_TTL_MAX_SECONDS}s away")
+            return expires
+        ttl = body.ttl_seconds or self._settings.session_default_ttl_seconds
+        return now + timedelta(seconds=ttl)
+
+    async def append_turn(self, scope: Scope, body: SessionTurnWrite) -> SessionTurn:
+        expires = self._expiry(body, datetime.now(UTC))
+        async with self._sm.begin() as session:
+            row = await MemoryStore(session).append_turn(SessionMemory(
+                tenant_id=uuid.UUID(scope.tenant_id), subject_id=scope.subject_id, session_id=body.session_id,
+                role=body.role.value, content=body.content, metadata_=body.metadata, expires_at=expires,
+            ))
+            return turn_out(row)
+
+    async def history(self, scope: Scope, session_id: str, limit: int, offset: int) -> tuple[list[SessionTurn], int]:
+        async with self._sm() as session:
+            rows, total = await MemoryStore(session).history(scope, session_id, limit, offset)
+        return [turn_out(r) for r in rows], total

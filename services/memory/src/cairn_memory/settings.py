@@ -1,0 +1,17 @@
+"""Memory service settings (env prefix CAIRN_)."""
+
+from cairn_contracts import limits
+from cairn_servicekit.settings import ServiceSettings
+
+
+class MemorySettings(ServiceSettings):
+    default_memory_quota: int = limits.DEFAULT_MEMORY_QUOTA
+    # Used when a session turn names neither expires_at nor ttl_seconds.
+    session_default_ttl_seconds: int = 7 * 24 * 3600
+    session_prune_interval_seconds: float = 60.0
+    # Embedding worker
+    embed_batch_size: int = 64
+    embed_fetch_timeout_seconds: float = 1.0
+    # Rows still pending after this long are embedded by the worker's sweep (covers a lost publish).
+    embed_sweep_interval_seconds: float = 30.0
+    embed_sweep_min_age_seconds: float = 15.0

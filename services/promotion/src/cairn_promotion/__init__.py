@@ -1,0 +1,1 @@
+"""Cairn promotion service: Temporal workflows (the workflows themselves arrive with their issue)."""

@@ -1,0 +1,1 @@
+"""Cairn recall service: the read side of long-term memory."""

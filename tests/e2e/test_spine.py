@@ -1,0 +1,93 @@
+"""The spine through the gateway: health, readiness, the error envelope, OpenAPI, metrics."""
+
+import httpx
+
+from cairn_devstack.cairn import CairnStack
+
+
+def assert_envelope(response: httpx.Response, status: int, code: str) -> None:
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert set(body) == {"error"}
+    assert body["error"]["code"] == code
+    assert body["error"]["status"] == status
+    assert body["error"]["message"]
+
+
+class TestHealth:
+    async def test_healthz_is_alive(self, http: httpx.AsyncClient) -> None:
+        response = await http.get("/healthz")
+        assert response.status_code == 200
+        assert response.json() == {"status": "ok"}
+
+    async def test_readyz_lists_every_component_ok(self, http: httpx.AsyncClient) -> None:
+        response = await http.get("/readyz")
+        assert response.status_code == 200, response.text
+        components = response.json()["components"]
+        expected = {"postgres", "nats", "temporal", "memory", "recall", "promotion", "graduation"}
+        assert set(components) == expected
+        assert all(c["status"] == "ok" for c in components.values())
+
+    async def test_metrics_are_prometheus_text(self, http: httpx.AsyncClient) -> None:
+        await http.get("/healthz")
+        response = await http.get("/metrics")
+        assert response.status_code == 200
+        assert "cairn_http_requests_total" in response.text
+
+
+class TestErrorEnvelope:
+    async def test_unknown_route_is_404_in_envelope(self, http: httpx.AsyncClient) -> None:
+        assert_envelope(await http.get("/nope"), 404, "not_found")
+
+    async def test_wrong_method_is_405_in_envelope(self, http: httpx.AsyncClient) -> None:
+        assert_envelope(await http.put("/healthz"), 405, "method_not_allowed")
+
+    async def test_malformed_json_is_422_with_code(self, http: httpx.AsyncClient, admin_key: str) -> None:
+        response = await http.post(
+            "/api/v1/tenants", content=b"{not json", headers={
+                "Authorization": f"Bearer {admin_key}", "Content-Type": "application/json"})
+        assert_envelope(response, 422, "invalid_json")
+
+    async def test_validation_error_is_422_with_code(self, http: httpx.AsyncClient, admin_key: str) -> None:
+        response = await http.post("/api/v1/tenants", json={"name": ""},
+                                   headers={"Authorization": f"Bearer {admin_key}"})
+        assert_envelope(response, 422, "validation_error")
+
+
+class TestOpenApi:
+    async def test_openapi_documents_the_api(self, http: httpx.AsyncClient) -> None:
+        response = await http.get("/openapi.json")
+        assert response.status_code == 200
+        paths = response.json()["paths"]
+        for path in ("/api/v1/memory", "/api/v1/whoami", "/api/v1/projects/resolve", "/readyz"):
+            assert path in paths
+
+
+class TestReadinessTracksComponents:
+    async def test_readyz_turns_503_naming_a_stopped_service_then_recovers(
+        self, http: httpx.AsyncClient, stack: CairnStack
+    ) -> None:
+        await stack.supervisor.stop("recall")
+        try:
+            response = await http.get("/readyz")
+            assert response.status_code == 503
+            components = response.json()["components"]
+            assert components["recall"]["status"] == "down"
+            assert components["memory"]["status"] == "ok"
+        finally:
+            await stack.start_service("recall", "cairn_recall")
+        await stack.wait_ready(timeout=30)
+        assert (await http.get("/readyz")).status_code == 200
+
+    async def test_readyz_turns_503_naming_nats_then_recovers(
+        self, http: httpx.AsyncClient, stack: CairnStack
+    ) -> None:
+        await stack.supervisor.stop("nats")
+        try:
+            response = await http.get("/readyz")
+            assert response.status_code == 503
+            assert response.json()["components"]["nats"]["status"] == "down"
+        finally:
+            await stack.supervisor.restart("nats")
+        await stack.wait_ready(timeout=60)
+        assert (await http.get("/readyz")).status_code == 200
