@@ -34,10 +34,15 @@ def _conjuncts(clause: ColumnElement[Any] | None) -> Iterator[ColumnElement[Any]
         yield clause
 
 
-def _bound(clause: ColumnElement[Any] | None, scope: Scope) -> set[tuple[int, str]]:
-    """(id of the from-object, column name) pairs bound by `col == :value` to this scope's values."""
+def _key(from_obj: Any) -> str:
+    # Names, not identities: the ORM hands out annotated copies of the same table.
+    return str(getattr(from_obj, "name", None) or id(from_obj))
+
+
+def _bound(clause: ColumnElement[Any] | None, scope: Scope) -> set[tuple[str, str]]:
+    """(from-object name, column name) pairs bound by `col == :value` to this scope's values."""
     expected = {"tenant_id": scope.tenant_id, "subject_id": scope.subject_id}
-    found: set[tuple[int, str]] = set()
+    found: set[tuple[str, str]] = set()
     for part in _conjuncts(clause):
         if not isinstance(part, BinaryExpression) or part.operator is not operators.eq:
             continue
@@ -46,7 +51,7 @@ def _bound(clause: ColumnElement[Any] | None, scope: Scope) -> set[tuple[int, st
         if name not in expected or not isinstance(value, BindParameter):
             continue
         if value.value is not None and str(value.value) == expected[name]:
-            found.add((id(getattr(column, "table", None)), name))
+            found.add((_key(getattr(column, "table", None)), name))
     return found
 
 
@@ -78,15 +83,15 @@ def _check(froms: list[Any], where: ColumnElement[Any] | None, scope: Scope, *, 
                     continue
                 # The inner query keeps subject off to stay index-safe; it must still bind the tenant.
                 _check(list(inner.get_final_froms()), inner.whereclause, scope, need_subject=False)
-                if need_subject and (id(leaf), "subject_id") not in bound:
-                    raise ScopeGuardError(f"subquery over a scoped table lacks an outer subject_id bound")
+                if need_subject and (_key(leaf), "subject_id") not in bound:
+                    raise ScopeGuardError("subquery over a scoped table lacks an outer subject_id bound")
                 continue
             name = _base_name(leaf)
             if name not in SCOPED_TABLES:
                 continue
-            if (id(leaf), "tenant_id") not in bound:
+            if (_key(leaf), "tenant_id") not in bound:
                 raise ScopeGuardError(f"query on {name} lacks a bound tenant_id predicate")
-            if need_subject and (id(leaf), "subject_id") not in bound:
+            if need_subject and (_key(leaf), "subject_id") not in bound:
                 raise ScopeGuardError(f"query on {name} lacks a bound subject_id predicate")
 
 
