@@ -8,25 +8,29 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn_contracts.errors import RateLimited
 
-# One atomic statement (one round trip): read the tenant's limits (or the defaults), refill by elapsed
-# time, take a token if there is one, and record the outcome in the row it returns.
+# Tokens available now: the stored tokens refilled for the time since the last take, capped at the burst.
+# clock_timestamp(), not now(): a transaction that waited on the row lock must not see time run backwards.
+_REFILLED = (
+    "LEAST(EXCLUDED.burst, b.tokens + GREATEST(0, EXTRACT(EPOCH FROM clock_timestamp() - b.updated_at))"
+    " * EXCLUDED.rate)"
+)
+
+# One atomic statement (one round trip): read the tenant's limits (or the defaults), refill, take a token
+# if there is one, and record the outcome in the row it returns.
 _TAKE = text(
-    """
+    f"""
     INSERT INTO rate_buckets AS b (key_id, tokens, allowed, rate, burst, updated_at)
-    SELECT :key_id, lim.burst - 1, true, lim.rate, lim.burst, now()
+    SELECT :key_id, lim.burst - 1, true, lim.rate, lim.burst, clock_timestamp()
     FROM (SELECT COALESCE((SELECT rate_limit_per_second FROM tenants WHERE id = :tenant_id), :rate) AS rate,
                  COALESCE((SELECT rate_limit_burst FROM tenants WHERE id = :tenant_id), :burst) AS burst) lim
     ON CONFLICT (key_id) DO UPDATE SET
-        allowed = LEAST(EXCLUDED.burst, b.tokens + EXTRACT(EPOCH FROM now() - b.updated_at) * EXCLUDED.rate) >= 1,
-        tokens = LEAST(EXCLUDED.burst, b.tokens + EXTRACT(EPOCH FROM now() - b.updated_at) * EXCLUDED.rate)
-                 - CASE WHEN LEAST(EXCLUDED.burst,
-                                   b.tokens + EXTRACT(EPOCH FROM now() - b.updated_at) * EXCLUDED.rate) >= 1
-                        THEN 1 ELSE 0 END,
+        allowed = {_REFILLED} >= 1,
+        tokens = {_REFILLED} - CASE WHEN {_REFILLED} >= 1 THEN 1 ELSE 0 END,
         rate = EXCLUDED.rate,
         burst = EXCLUDED.burst,
-        updated_at = now()
+        updated_at = clock_timestamp()
     RETURNING allowed, tokens, rate
-    """
+    """  # noqa: S608 - only the constant above is interpolated
 )
 
 
