@@ -43,7 +43,9 @@ async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Cairn
     ext = ExternalSettings()
     external = None
     if ext.database_url and ext.nats_url and ext.temporal_address:
-        external = ExternalServices(ext.database_url, ext.nats_url, ext.temporal_address, ext.temporal_namespace)
+        external = ExternalServices(
+            ext.database_url, ext.nats_url, ext.temporal_address, ext.temporal_namespace
+        )
     config = CairnConfig(
         data_dir=Path(tmp_path_factory.mktemp("cairn")),
         scope_secret=secrets.token_urlsafe(32),
@@ -84,7 +86,8 @@ class TenantHandle:
 
     async def key(self, role: str = "agent", agent_id: str | None = None) -> str:
         response = await self.http.post(
-            "/api/v1/keys", json={"tenant_id": self.id, "role": role, "agent_id": agent_id},
+            "/api/v1/keys",
+            json={"tenant_id": self.id, "role": role, "agent_id": agent_id},
             headers=bearer(self.admin_key),
         )
         assert response.status_code == 201, response.text

@@ -42,13 +42,18 @@ class TestSubjectDerivation:
         other = uuid.uuid4()
         response = await http.post(
             "/api/v1/memory",
-            json={"text": "body scope must be ignored", "tenant_id": str(other), "subject_id": "someone-else",
-                  "scope": {"tenant_id": str(other)}},
+            json={
+                "text": "body scope must be ignored",
+                "tenant_id": str(other),
+                "subject_id": "someone-else",
+                "scope": {"tenant_id": str(other)},
+            },
             headers=bearer(key),
         )
         assert response.status_code == 201, response.text
-        listed = await http.get("/api/v1/memory", params={"tenant_id": str(other), "subject_id": "x"},
-                                headers=bearer(key))
+        listed = await http.get(
+            "/api/v1/memory", params={"tenant_id": str(other), "subject_id": "x"}, headers=bearer(key)
+        )
         texts = [m["text"] for m in listed.json()["data"]]
         assert texts == ["body scope must be ignored"]
         other_agent = await tenant.agent("someone-else")
@@ -58,10 +63,14 @@ class TestSubjectDerivation:
 class TestAuthErrors:
     async def test_missing_and_malformed_authorization_are_401(self, http: httpx.AsyncClient) -> None:
         assert_envelope(await http.get("/api/v1/whoami"), 401, "unauthenticated")
-        assert_envelope(await http.get("/api/v1/whoami", headers={"Authorization": "Basic abc"}), 401,
-                        "unauthenticated")
-        assert_envelope(await http.get("/api/v1/whoami", headers={"Authorization": "Bearer short"}), 401,
-                        "unauthenticated")
+        assert_envelope(
+            await http.get("/api/v1/whoami", headers={"Authorization": "Basic abc"}), 401, "unauthenticated"
+        )
+        assert_envelope(
+            await http.get("/api/v1/whoami", headers={"Authorization": "Bearer short"}),
+            401,
+            "unauthenticated",
+        )
 
     async def test_unknown_and_revoked_keys_get_identical_401_bodies(
         self, http: httpx.AsyncClient, tenant: TenantHandle, admin_key: str
@@ -83,17 +92,22 @@ class TestAuthErrors:
 
     async def test_wrong_role_is_403(self, http: httpx.AsyncClient, tenant: TenantHandle) -> None:
         agent = await tenant.agent()
-        assert_envelope(await http.post("/api/v1/tenants", json={"name": "nope"}, headers=bearer(agent)), 403,
-                        "forbidden")
-        assert_envelope(await http.post("/api/v1/keys", json={"role": "agent"}, headers=bearer(agent)), 403,
-                        "forbidden")
+        assert_envelope(
+            await http.post("/api/v1/tenants", json={"name": "nope"}, headers=bearer(agent)), 403, "forbidden"
+        )
+        assert_envelope(
+            await http.post("/api/v1/keys", json={"role": "agent"}, headers=bearer(agent)), 403, "forbidden"
+        )
 
     async def test_keys_are_shown_once_and_never_listed(
         self, http: httpx.AsyncClient, tenant: TenantHandle
     ) -> None:
         user = await tenant.key("user")
-        created = await http.post("/api/v1/keys", json={"role": "agent", "agent_id": "child",
-                                                        "tenant_id": str(uuid.uuid4())}, headers=bearer(user))
+        created = await http.post(
+            "/api/v1/keys",
+            json={"role": "agent", "agent_id": "child", "tenant_id": str(uuid.uuid4())},
+            headers=bearer(user),
+        )
         assert created.status_code == 201, created.text
         secret = created.json()["data"]["key"]
         assert secret.startswith("cairn_")
@@ -103,20 +117,30 @@ class TestAuthErrors:
         assert secret not in listed.text
         assert all("key" not in k for k in listed.json()["data"])
         # a user key may only mint agent keys
-        assert_envelope(await http.post("/api/v1/keys", json={"role": "user"}, headers=bearer(user)), 403,
-                        "forbidden")
+        assert_envelope(
+            await http.post("/api/v1/keys", json={"role": "user"}, headers=bearer(user)), 403, "forbidden"
+        )
 
 
 class TestImpersonation:
     async def test_superadmin_needs_impersonation_on_oversight_paths(
         self, http: httpx.AsyncClient, admin_key: str, tenant: TenantHandle
     ) -> None:
-        assert_envelope(await http.get("/api/v1/memory", params={"all_subjects": "true"},
-                                       headers=bearer(admin_key)), 422, "impersonation_tenant_required")
-        assert_envelope(await http.delete(f"/api/v1/memory/{uuid.uuid4()}", headers=bearer(admin_key)), 422,
-                        "impersonation_tenant_required")
-        ok = await http.get("/api/v1/memory", params={"all_subjects": "true"},
-                            headers=bearer(admin_key, **{"X-Impersonate-Tenant": tenant.id}))
+        assert_envelope(
+            await http.get("/api/v1/memory", params={"all_subjects": "true"}, headers=bearer(admin_key)),
+            422,
+            "impersonation_tenant_required",
+        )
+        assert_envelope(
+            await http.delete(f"/api/v1/memory/{uuid.uuid4()}", headers=bearer(admin_key)),
+            422,
+            "impersonation_tenant_required",
+        )
+        ok = await http.get(
+            "/api/v1/memory",
+            params={"all_subjects": "true"},
+            headers=bearer(admin_key, **{"X-Impersonate-Tenant": tenant.id}),
+        )
         assert ok.status_code == 200, ok.text
 
     async def test_impersonation_header_is_ignored_for_other_roles(
@@ -136,9 +160,11 @@ class TestRateLimit:
         from cairn_devstack.cairn import CairnStack
 
         assert isinstance(stack, CairnStack)
-        patch = await http.patch(f"/api/v1/tenants/{tenant.id}",
-                                 json={"rate_limit_per_second": 0.5, "rate_limit_burst": 6},
-                                 headers=bearer(admin_key))
+        patch = await http.patch(
+            f"/api/v1/tenants/{tenant.id}",
+            json={"rate_limit_per_second": 0.5, "rate_limit_burst": 6},
+            headers=bearer(admin_key),
+        )
         assert patch.status_code == 200, patch.text
         key = await tenant.agent()
         port = free_port()
@@ -148,8 +174,9 @@ class TestRateLimit:
                 codes = []
                 for i in range(10):
                     client = http if i % 2 == 0 else second
-                    r = await client.post("/api/v1/projects", json={"name": f"p{i}", "slug": f"p{i}"},
-                                          headers=bearer(key))
+                    r = await client.post(
+                        "/api/v1/projects", json={"name": f"p{i}", "slug": f"p{i}"}, headers=bearer(key)
+                    )
                     codes.append(r.status_code)
                     if r.status_code == 429:
                         limited = r
@@ -168,27 +195,40 @@ class TestProjects:
         data: dict[str, str] = response.json()["data"]
         return data
 
-    async def test_resolve_by_every_form_and_precedence(self, http: httpx.AsyncClient, tenant: TenantHandle) -> None:
+    async def test_resolve_by_every_form_and_precedence(
+        self, http: httpx.AsyncClient, tenant: TenantHandle
+    ) -> None:
         key = await tenant.agent()
-        cairn = await self._project(http, key, name="Cairn", slug="cairn", repo_url="https://github.com/acme/cairn")
-        other = await self._project(http, key, name="Other", slug="other", repo_url="git@github.com:acme/other.git")
+        cairn = await self._project(
+            http, key, name="Cairn", slug="cairn", repo_url="https://github.com/acme/cairn"
+        )
+        other = await self._project(
+            http, key, name="Other", slug="other", repo_url="git@github.com:acme/other.git"
+        )
 
         async def resolve(**params: str) -> httpx.Response:
             return await http.get("/api/v1/projects/resolve", params=params, headers=bearer(key))
 
-        for form in ("git@github.com:acme/cairn.git", "https://github.com/acme/cairn", "acme/cairn",
-                     "https://github.com/Acme/Cairn.git"):
+        for form in (
+            "git@github.com:acme/cairn.git",
+            "https://github.com/acme/cairn",
+            "acme/cairn",
+            "https://github.com/Acme/Cairn.git",
+        ):
             response = await resolve(repo_url=form)
             assert response.status_code == 200, (form, response.text)
             assert response.json()["data"]["id"] == cairn["id"]
         assert (await resolve(slug="other")).json()["data"]["id"] == other["id"]
         assert (await resolve(name="cairn")).json()["data"]["id"] == cairn["id"]
         # slug beats repo_url beats name
-        assert (await resolve(slug="other", repo_url="acme/cairn", name="Cairn")).json()["data"]["id"] == other["id"]
+        assert (await resolve(slug="other", repo_url="acme/cairn", name="Cairn")).json()["data"][
+            "id"
+        ] == other["id"]
         assert (await resolve(repo_url="acme/other", name="Cairn")).json()["data"]["id"] == other["id"]
 
-    async def test_resolution_codes(self, http: httpx.AsyncClient, tenant: TenantHandle,
-                                    new_tenant: object) -> None:
+    async def test_resolution_codes(
+        self, http: httpx.AsyncClient, tenant: TenantHandle, new_tenant: object
+    ) -> None:
         key = await tenant.agent()
         await self._project(http, key, name="Twin", slug="twin-a", repo_url="acme/twin")
         await self._project(http, key, name="Twin", slug="twin-b", repo_url="https://gitlab.com/acme/twin")
@@ -203,8 +243,9 @@ class TestProjects:
         assert_envelope(await resolve(repo_url="acme/twin"), 409, "ambiguous_resolution")
         assert (await resolve(slug="twin-b")).status_code == 200
 
-    async def test_projects_are_tenant_scoped(self, http: httpx.AsyncClient, tenant: TenantHandle,
-                                              new_tenant: object) -> None:
+    async def test_projects_are_tenant_scoped(
+        self, http: httpx.AsyncClient, tenant: TenantHandle, new_tenant: object
+    ) -> None:
         from collections.abc import Awaitable, Callable
 
         assert callable(new_tenant)
@@ -213,7 +254,9 @@ class TestProjects:
         mine = await tenant.agent()
         theirs = await other.agent()
         await self._project(http, mine, name="Secret", slug="secret", repo_url="acme/secret")
-        response = await http.get("/api/v1/projects/resolve", params={"slug": "secret"}, headers=bearer(theirs))
+        response = await http.get(
+            "/api/v1/projects/resolve", params={"slug": "secret"}, headers=bearer(theirs)
+        )
         assert_envelope(response, 404, "not_found")
         assert (await http.get("/api/v1/projects", headers=bearer(theirs))).json()["data"] == []
 

@@ -44,13 +44,16 @@ class TestErrorEnvelope:
 
     async def test_malformed_json_is_422_with_code(self, http: httpx.AsyncClient, admin_key: str) -> None:
         response = await http.post(
-            "/api/v1/tenants", content=b"{not json", headers={
-                "Authorization": f"Bearer {admin_key}", "Content-Type": "application/json"})
+            "/api/v1/tenants",
+            content=b"{not json",
+            headers={"Authorization": f"Bearer {admin_key}", "Content-Type": "application/json"},
+        )
         assert_envelope(response, 422, "invalid_json")
 
     async def test_validation_error_is_422_with_code(self, http: httpx.AsyncClient, admin_key: str) -> None:
-        response = await http.post("/api/v1/tenants", json={"name": ""},
-                                   headers={"Authorization": f"Bearer {admin_key}"})
+        response = await http.post(
+            "/api/v1/tenants", json={"name": ""}, headers={"Authorization": f"Bearer {admin_key}"}
+        )
         assert_envelope(response, 422, "validation_error")
 
 

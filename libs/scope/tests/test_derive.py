@@ -34,7 +34,9 @@ class TestDeriveScope:
         assert (scope.tenant_id, scope.subject_id) == (TENANT, "k1")
 
     def test_tenant_key_ignores_impersonation(self) -> None:
-        scope = derive_scope(KeyIdentity("k1", TENANT, Role.agent, "a"), "99999999-9999-9999-9999-999999999999")
+        scope = derive_scope(
+            KeyIdentity("k1", TENANT, Role.agent, "a"), "99999999-9999-9999-9999-999999999999"
+        )
         assert scope.tenant_id == TENANT
 
     def test_tenant_key_without_tenant_is_unresolvable(self) -> None:

@@ -7,8 +7,12 @@ from cairn_contracts.identity import Role
 from cairn_scope import Scope, ScopeGuardError, check_scoped, scoped_delete, scoped_select, scoped_update
 from cairn_storage.models import Memory, SessionMemory, Tenant
 
-SCOPE = Scope(tenant_id="11111111-1111-1111-1111-111111111111", subject_id="agent-a", role=Role.agent,
-              key_id="22222222-2222-2222-2222-222222222222")
+SCOPE = Scope(
+    tenant_id="11111111-1111-1111-1111-111111111111",
+    subject_id="agent-a",
+    role=Role.agent,
+    key_id="22222222-2222-2222-2222-222222222222",
+)
 ADMIN = SCOPE.model_copy(update={"role": Role.superadmin})
 
 
@@ -31,8 +35,10 @@ class TestCheckScoped:
             check_scoped(select(func.count()).select_from(Memory), SCOPE)
 
     def test_predicate_inside_or_does_not_count(self) -> None:
-        stmt = select(Memory).where(Memory.tenant_id == SCOPE.tenant_id,
-                                    or_(Memory.subject_id == SCOPE.subject_id, Memory.source == "explicit"))
+        stmt = select(Memory).where(
+            Memory.tenant_id == SCOPE.tenant_id,
+            or_(Memory.subject_id == SCOPE.subject_id, Memory.source == "explicit"),
+        )
         with pytest.raises(ScopeGuardError):
             check_scoped(stmt, SCOPE)
 
@@ -51,7 +57,12 @@ class TestCheckScoped:
         check_scoped(select(Tenant), SCOPE)
 
     def test_index_safe_subquery_needs_outer_subject_and_inner_tenant(self) -> None:
-        inner = select(Memory.id, Memory.subject_id).where(Memory.tenant_id == SCOPE.tenant_id).limit(50).subquery("pool")
+        inner = (
+            select(Memory.id, Memory.subject_id)
+            .where(Memory.tenant_id == SCOPE.tenant_id)
+            .limit(50)
+            .subquery("pool")
+        )
         check_scoped(select(inner.c.id).where(inner.c.subject_id == SCOPE.subject_id), SCOPE)
         with pytest.raises(ScopeGuardError, match="subject_id"):
             check_scoped(select(inner.c.id), SCOPE)

@@ -10,8 +10,12 @@ from cairn_contracts.identity import Role
 from cairn_scope import SCOPE_HEADER, SIGNATURE_HEADER, Scope, sign_scope, verify_scope
 
 SECRET = "a-test-secret-of-enough-length"
-SCOPE = Scope(tenant_id="11111111-1111-1111-1111-111111111111", subject_id="agent-a", role=Role.agent,
-              key_id="22222222-2222-2222-2222-222222222222")
+SCOPE = Scope(
+    tenant_id="11111111-1111-1111-1111-111111111111",
+    subject_id="agent-a",
+    role=Role.agent,
+    key_id="22222222-2222-2222-2222-222222222222",
+)
 
 
 def _tampered(headers: dict[str, str], **changes: object) -> dict[str, str]:
@@ -27,8 +31,13 @@ class TestSignScope:
 
     @pytest.mark.parametrize(
         ("field", "value"),
-        [("tenant_id", "33333333-3333-3333-3333-333333333333"), ("subject_id", "agent-b"),
-         ("role", "superadmin"), ("key_id", "44444444-4444-4444-4444-444444444444"), ("iat", 1)],
+        [
+            ("tenant_id", "33333333-3333-3333-3333-333333333333"),
+            ("subject_id", "agent-b"),
+            ("role", "superadmin"),
+            ("key_id", "44444444-4444-4444-4444-444444444444"),
+            ("iat", 1),
+        ],
     )
     def test_tampering_any_field_is_refused(self, field: str, value: object) -> None:
         with pytest.raises(InvalidScope):

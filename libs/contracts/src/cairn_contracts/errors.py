@@ -1,7 +1,7 @@
 """Error codes and the error envelope shared by REST and NATS."""
 
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from pydantic import BaseModel
 
@@ -66,40 +66,77 @@ class CairnError(Exception):
         return ErrorBody(code=self.code, message=self.message, status=self.status)
 
 
-def _error(name: str, code: ErrorCode, status: int, message: str) -> type[CairnError]:
-    attrs: dict[str, Any] = {"code": code, "status": status, "default_message": message}
-    return type(name, (CairnError,), attrs)
+class BadRequest(CairnError):
+    code, status, default_message = ErrorCode.bad_request, 400, "bad request"
 
 
-BadRequest = _error("BadRequest", ErrorCode.bad_request, 400, "bad request")
-Unauthenticated = _error("Unauthenticated", ErrorCode.unauthenticated, 401, "missing or invalid API key")
-Forbidden = _error("Forbidden", ErrorCode.forbidden, 403, "this key's role may not do that")
-NotFound = _error("NotFound", ErrorCode.not_found, 404, "not found")
-Conflict = _error("Conflict", ErrorCode.conflict, 409, "conflict")
-AlreadyExists = _error("AlreadyExists", ErrorCode.already_exists, 409, "already exists")
-RateLimited = _error("RateLimited", ErrorCode.rate_limited, 429, "rate limit exceeded")
-InternalError = _error("InternalError", ErrorCode.internal_error, 500, "internal error")
-ServiceUnavailable = _error("ServiceUnavailable", ErrorCode.service_unavailable, 503, "service unavailable")
-UpstreamTimeout = _error("UpstreamTimeout", ErrorCode.upstream_timeout, 504, "upstream service timed out")
-InvalidScope = _error("InvalidScope", ErrorCode.invalid_scope, 401, "missing or unverifiable scope")
-SubjectUnresolvable = _error(
-    "SubjectUnresolvable", ErrorCode.subject_id_unresolvable, 422, "the key's subject cannot be resolved"
-)
-ImpersonationRequired = _error(
-    "ImpersonationRequired",
-    ErrorCode.impersonation_tenant_required,
-    422,
-    "superadmin requests on this path need an X-Impersonate-Tenant header",
-)
-NoIdentifier = _error("NoIdentifier", ErrorCode.no_identifier, 422, "give slug, repo_url or name")
-AmbiguousResolution = _error(
-    "AmbiguousResolution", ErrorCode.ambiguous_resolution, 409, "more than one project matches"
-)
-InvalidProjectId = _error(
-    "InvalidProjectId", ErrorCode.invalid_project_id, 422, "project_id is not a project of this tenant"
-)
-QuotaExceeded = _error("QuotaExceeded", ErrorCode.quota_exceeded, 422, "live memory quota reached")
-BudgetExceeded = _error("BudgetExceeded", ErrorCode.budget_exceeded, 429, "promotion budget exhausted")
+class Unauthenticated(CairnError):
+    code, status, default_message = ErrorCode.unauthenticated, 401, "missing or invalid API key"
+
+
+class Forbidden(CairnError):
+    code, status, default_message = ErrorCode.forbidden, 403, "this key's role may not do that"
+
+
+class NotFound(CairnError):
+    code, status, default_message = ErrorCode.not_found, 404, "not found"
+
+
+class Conflict(CairnError):
+    code, status, default_message = ErrorCode.conflict, 409, "conflict"
+
+
+class AlreadyExists(CairnError):
+    code, status, default_message = ErrorCode.already_exists, 409, "already exists"
+
+
+class RateLimited(CairnError):
+    code, status, default_message = ErrorCode.rate_limited, 429, "rate limit exceeded"
+
+
+class InternalError(CairnError):
+    code, status, default_message = ErrorCode.internal_error, 500, "internal error"
+
+
+class ServiceUnavailable(CairnError):
+    code, status, default_message = ErrorCode.service_unavailable, 503, "service unavailable"
+
+
+class UpstreamTimeout(CairnError):
+    code, status, default_message = ErrorCode.upstream_timeout, 504, "upstream service timed out"
+
+
+class InvalidScope(CairnError):
+    code, status, default_message = ErrorCode.invalid_scope, 401, "missing or unverifiable scope"
+
+
+class SubjectUnresolvable(CairnError):
+    code, status, default_message = ErrorCode.subject_id_unresolvable, 422, "the key's subject cannot be resolved"
+
+
+class ImpersonationRequired(CairnError):
+    code, status = ErrorCode.impersonation_tenant_required, 422
+    default_message = "superadmin requests on this path need an X-Impersonate-Tenant header"
+
+
+class NoIdentifier(CairnError):
+    code, status, default_message = ErrorCode.no_identifier, 422, "give slug, repo_url or name"
+
+
+class AmbiguousResolution(CairnError):
+    code, status, default_message = ErrorCode.ambiguous_resolution, 409, "more than one project matches"
+
+
+class InvalidProjectId(CairnError):
+    code, status, default_message = ErrorCode.invalid_project_id, 422, "project_id is not a project of this tenant"
+
+
+class QuotaExceeded(CairnError):
+    code, status, default_message = ErrorCode.quota_exceeded, 422, "live memory quota reached"
+
+
+class BudgetExceeded(CairnError):
+    code, status, default_message = ErrorCode.budget_exceeded, 429, "promotion budget exhausted"
 
 
 class ValidationFailed(CairnError):

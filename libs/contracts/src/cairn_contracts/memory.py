@@ -58,8 +58,9 @@ def _project_id(value: Any) -> Any:
 
 def _metadata(value: dict[str, Any]) -> dict[str, Any]:
     if len(json.dumps(value)) > limits.METADATA_MAX_BYTES:
-        raise PydanticCustomError("validation_error", "metadata is larger than {cap} bytes",
-                                  {"cap": limits.METADATA_MAX_BYTES})
+        raise PydanticCustomError(
+            "validation_error", "metadata is larger than {cap} bytes", {"cap": limits.METADATA_MAX_BYTES}
+        )
     return value
 
 

@@ -1,7 +1,14 @@
 """Scope: who a request acts for, how it travels between services, and how queries stay inside it."""
 
 from cairn_scope.derive import KeyIdentity, derive_scope, derive_subject
-from cairn_scope.guard import ScopeGuardError, SCOPED_TABLES, check_scoped, scoped_delete, scoped_select, scoped_update
+from cairn_scope.guard import (
+    SCOPED_TABLES,
+    ScopeGuardError,
+    check_scoped,
+    scoped_delete,
+    scoped_select,
+    scoped_update,
+)
 from cairn_scope.model import Scope
 from cairn_scope.signing import SCOPE_HEADER, SIGNATURE_HEADER, sign_scope, verify_scope
 

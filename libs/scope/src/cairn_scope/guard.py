@@ -29,7 +29,7 @@ def _conjuncts(clause: ColumnElement[Any] | None) -> Iterator[ColumnElement[Any]
         return
     if isinstance(clause, BooleanClauseList) and clause.operator is operators.and_:
         for sub in clause.clauses:
-            yield from _conjuncts(sub)  # type: ignore[arg-type]
+            yield from _conjuncts(sub)
     else:
         yield clause
 
@@ -118,8 +118,9 @@ def _predicates(entity: Any, scope: Scope, all_subjects: bool) -> ColumnElement[
 
 def scoped_select(entity: Any, scope: Scope, *, all_subjects: bool = False) -> Select[Any]:
     """`SELECT entity WHERE tenant_id = :t AND subject_id = :s` (tenant only for superadmin oversight)."""
-    return check_scoped(select(entity).where(_predicates(entity, scope, all_subjects)), scope,
-                        all_subjects=all_subjects)
+    return check_scoped(
+        select(entity).where(_predicates(entity, scope, all_subjects)), scope, all_subjects=all_subjects
+    )
 
 
 def scoped_update(entity: Any, scope: Scope) -> Update:
@@ -127,5 +128,6 @@ def scoped_update(entity: Any, scope: Scope) -> Update:
 
 
 def scoped_delete(entity: Any, scope: Scope, *, all_subjects: bool = False) -> Delete:
-    return check_scoped(delete(entity).where(_predicates(entity, scope, all_subjects)), scope,
-                        all_subjects=all_subjects)
+    return check_scoped(
+        delete(entity).where(_predicates(entity, scope, all_subjects)), scope, all_subjects=all_subjects
+    )

@@ -22,7 +22,9 @@ class ServiceClient:
         self._secret = scope_secret
         self._timeout = timeout
 
-    async def request(self, subject: str, scope: Scope, body: BaseModel, *, timeout: float | None = None) -> Reply:
+    async def request(
+        self, subject: str, scope: Scope, body: BaseModel, *, timeout: float | None = None
+    ) -> Reply:
         """Send `body` under `scope`; raise RemoteError for an error reply, 503/504 if nobody answers."""
         payload = body.model_dump_json().encode()
         headers = sign_scope(scope, self._secret)

@@ -49,7 +49,9 @@ class NatsService:
         self._subs: list[Subscription] = []
         self._inflight: set[asyncio.Task[None]] = set()
 
-    def route(self, subject: str, model: type[Req]) -> Callable[[Callable[[Scope, Req], Awaitable[Reply]]], Any]:
+    def route(
+        self, subject: str, model: type[Req]
+    ) -> Callable[[Callable[[Scope, Req], Awaitable[Reply]]], Any]:
         """Register a scoped handler for `subject` taking a validated `model`."""
 
         def register(handler: Callable[[Scope, Req], Awaitable[Reply]]) -> Any:
@@ -112,7 +114,11 @@ class NatsService:
 async def connect_nats(url: str, name: str) -> NATS:
     """Connect with unbounded reconnects: a NATS restart must not kill a service."""
     return await nats.connect(
-        url, name=name, max_reconnect_attempts=-1, reconnect_time_wait=0.5, connect_timeout=5,
+        url,
+        name=name,
+        max_reconnect_attempts=-1,
+        reconnect_time_wait=0.5,
+        connect_timeout=5,
         allow_reconnect=True,
     )
 
@@ -122,7 +128,9 @@ Setup = Callable[[AsyncExitStack, NATS], Awaitable[NatsService]]
 
 async def run_service(name: str, settings: ServiceSettings, setup: Setup) -> None:
     """Run a service until SIGTERM/SIGINT, then drain: stop taking requests, finish in-flight, close."""
-    logging.basicConfig(level=settings.log_level, format=f"%(asctime)s {name} %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=settings.log_level, format=f"%(asctime)s {name} %(levelname)s %(name)s: %(message)s"
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -9,17 +9,24 @@ def asyncpg_url(url: str) -> str:
     """Normalise a postgres DSN to the asyncpg driver SQLAlchemy needs."""
     for prefix in ("postgresql+asyncpg://", "postgresql://", "postgres://"):
         if url.startswith(prefix):
-            return "postgresql+asyncpg://" + url[len(prefix):]
+            return "postgresql+asyncpg://" + url[len(prefix) :]
     raise ValueError("database url must start with postgresql://")
 
 
-def create_engine(url: str, *, pool_size: int = 10, server_settings: dict[str, str] | None = None,
-                  **kwargs: Any) -> AsyncEngine:
+def create_engine(
+    url: str, *, pool_size: int = 10, server_settings: dict[str, str] | None = None, **kwargs: Any
+) -> AsyncEngine:
     """An asyncpg engine; `server_settings` apply to every pooled connection (never session-level SET)."""
-    connect_args: dict[str, Any] = {"server_settings": {"application_name": "cairn", **(server_settings or {})}}
+    connect_args: dict[str, Any] = {
+        "server_settings": {"application_name": "cairn", **(server_settings or {})}
+    }
     return create_async_engine(
-        asyncpg_url(url), pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True,
-        connect_args=connect_args, **kwargs,
+        asyncpg_url(url),
+        pool_size=pool_size,
+        max_overflow=pool_size,
+        pool_pre_ping=True,
+        connect_args=connect_args,
+        **kwargs,
     )
 
 

@@ -53,7 +53,9 @@ class Tenant(Base):
 class ApiKey(Base):
     __tablename__ = "api_keys"
     id: Mapped[uuid.UUID] = _uuid_pk()
-    tenant_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)
+    tenant_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("tenants.id", ondelete="CASCADE"), index=True
+    )
     role: Mapped[str] = mapped_column(String(20))
     agent_id: Mapped[str | None] = mapped_column(String(200))
     name: Mapped[str | None] = mapped_column(String(200))
@@ -95,13 +97,19 @@ class Memory(Base):
     __table_args__ = (
         Index("memories_scope_created_idx", "tenant_id", "subject_id", "created_at"),
         Index(
-            "memories_live_embedding_hnsw_idx", "embedding", postgresql_using="hnsw",
+            "memories_live_embedding_hnsw_idx",
+            "embedding",
+            postgresql_using="hnsw",
             postgresql_with={"m": 16, "ef_construction": 64},
             postgresql_ops={"embedding": "vector_cosine_ops"},
             postgresql_where=text("superseded_by IS NULL"),
         ),
         Index(
-            "memories_promoted_hash_uniq", "tenant_id", "subject_id", "embedding_content_hash", unique=True,
+            "memories_promoted_hash_uniq",
+            "tenant_id",
+            "subject_id",
+            "embedding_content_hash",
+            unique=True,
             postgresql_where=text("source = 'promoted'"),
         ),
         Index("memories_tsv_idx", "tsv", postgresql_using="gin"),
@@ -113,8 +121,9 @@ class Memory(Base):
     project_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
     text: Mapped[str] = mapped_column(Text)
     # Full-text side of hybrid recall; generated so no writer can forget it.
-    tsv: Mapped[Any] = mapped_column(TSVECTOR, Computed("to_tsvector('english', text)", persisted=True),
-                                      deferred=True)
+    tsv: Mapped[Any] = mapped_column(
+        TSVECTOR, Computed("to_tsvector('english', text)", persisted=True), deferred=True
+    )
     embedding: Mapped[Any] = mapped_column(Vector(EMBEDDING_DIM), nullable=True, deferred=True)
     embedding_content_hash: Mapped[str | None] = mapped_column(String(64))
     embedding_model: Mapped[str | None] = mapped_column(String(100))
@@ -144,7 +153,9 @@ class SessionMemory(Base):
     content: Mapped[str] = mapped_column(Text)
     metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", JSONB, default=dict)
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.clock_timestamp())
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.clock_timestamp()
+    )
 
 
 class SessionPromotion(Base):

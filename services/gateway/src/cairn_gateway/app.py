@@ -62,8 +62,9 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     @app.get("/readyz", tags=["ops"], response_model=ReadyReport, responses={503: {"model": ReadyReport}})
     async def readyz(state: StateDep) -> JSONResponse:
         """200 only when PostgreSQL, NATS, Temporal and every service answer; else 503 naming each."""
-        report = await readiness(state.engine, state.nc, state.temporal, state.services,
-                                 settings.readiness_timeout_seconds)
+        report = await readiness(
+            state.engine, state.nc, state.temporal, state.services, settings.readiness_timeout_seconds
+        )
         return JSONResponse(report.model_dump(), status_code=200 if report.status == "ok" else 503)
 
     @app.get("/metrics", tags=["ops"], include_in_schema=False)

@@ -8,7 +8,6 @@ import argparse
 import asyncio
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -42,15 +41,22 @@ async def bootstrap(database_url: str, demo_tenant: str | None) -> dict[str, Any
         await engine.dispose()
 
 
-def _call(settings: AdminSettings, method: str, path: str, body: dict[str, Any] | None = None,
-          tenant: str | None = None) -> int:
+def _call(
+    settings: AdminSettings,
+    method: str,
+    path: str,
+    body: dict[str, Any] | None = None,
+    tenant: str | None = None,
+) -> int:
     if not settings.admin_key:
         print("set CAIRN_ADMIN_KEY (or run from the checkout where .cairn/env holds it)", file=sys.stderr)
         return 2
     headers = {"Authorization": f"Bearer {settings.admin_key}"}
     if tenant:
         headers["X-Impersonate-Tenant"] = tenant
-    response = httpx.request(method, settings.gateway_url.rstrip("/") + path, json=body, headers=headers, timeout=10)
+    response = httpx.request(
+        method, settings.gateway_url.rstrip("/") + path, json=body, headers=headers, timeout=10
+    )
     print(json.dumps(response.json(), indent=2))
     return 0 if response.is_success else 1
 
@@ -58,7 +64,9 @@ def _call(settings: AdminSettings, method: str, path: str, body: dict[str, Any] 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cairn-admin", description="Cairn operator commands")
     sub = parser.add_subparsers(dest="command", required=True)
-    boot = sub.add_parser("bootstrap", help="create a superadmin key (and a demo tenant) directly in PostgreSQL")
+    boot = sub.add_parser(
+        "bootstrap", help="create a superadmin key (and a demo tenant) directly in PostgreSQL"
+    )
     boot.add_argument("--database-url")
     boot.add_argument("--demo-tenant", help="also create this tenant with one agent key")
     tenant = sub.add_parser("create-tenant", help="create a tenant")

@@ -57,7 +57,9 @@ def impersonated_tenant(key: KeyIdentity, header: str | None) -> str | None:
 
 async def require_scope(
     key: KeyDep,
-    x_impersonate_tenant: Annotated[str | None, Header(description="superadmin only: the tenant to act in")] = None,
+    x_impersonate_tenant: Annotated[
+        str | None, Header(description="superadmin only: the tenant to act in")
+    ] = None,
 ) -> Scope:
     tenant = impersonated_tenant(key, x_impersonate_tenant)
     if key.role is Role.superadmin and x_impersonate_tenant and tenant is None:

@@ -35,8 +35,9 @@ async def _http_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     code = _HTTP_CODES.get(exc.status_code, ErrorCode.bad_request)
     message = "no such route" if exc.status_code == 404 else str(exc.detail)
-    return error_response(ErrorBody(code=code, message=message, status=exc.status_code),
-                          dict(exc.headers or {}))
+    return error_response(
+        ErrorBody(code=code, message=message, status=exc.status_code), dict(exc.headers or {})
+    )
 
 
 async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
@@ -45,8 +46,11 @@ async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
     code = validation_code([str(e.get("type")) for e in errors])
     first = errors[0] if errors else {"msg": "invalid request", "loc": ()}
     where = ".".join(str(p) for p in first.get("loc", ()) if p not in ("body",))
-    message = "request body is not valid JSON" if code == ErrorCode.invalid_json else (
-        f"{where}: {first.get('msg')}" if where else str(first.get("msg")))
+    message = (
+        "request body is not valid JSON"
+        if code == ErrorCode.invalid_json
+        else (f"{where}: {first.get('msg')}" if where else str(first.get("msg")))
+    )
     return error_response(ErrorBody(code=code, message=message, status=422))
 
 

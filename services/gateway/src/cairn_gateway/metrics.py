@@ -12,14 +12,22 @@ class GatewayMetrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
-            "cairn_http_requests_total", "HTTP requests", ["method", "route", "status"], registry=self.registry
+            "cairn_http_requests_total",
+            "HTTP requests",
+            ["method", "route", "status"],
+            registry=self.registry,
         )
         self.latency = Histogram(
-            "cairn_http_request_seconds", "HTTP request latency", ["method", "route"], registry=self.registry,
+            "cairn_http_request_seconds",
+            "HTTP request latency",
+            ["method", "route"],
+            registry=self.registry,
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
         )
 
-    async def middleware(self, request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+    async def middleware(
+        self, request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
         start = time.perf_counter()
         response = await call_next(request)
         route = getattr(request.scope.get("route"), "path", "unmatched")

@@ -30,12 +30,14 @@ _TAKE = text(
         burst = EXCLUDED.burst,
         updated_at = clock_timestamp()
     RETURNING allowed, tokens, rate
-    """  # noqa: S608 - only the constant above is interpolated
+    """
 )
 
 
 class RateLimiter:
-    def __init__(self, sessionmaker: async_sessionmaker[AsyncSession], rate_per_second: float, burst: int) -> None:
+    def __init__(
+        self, sessionmaker: async_sessionmaker[AsyncSession], rate_per_second: float, burst: int
+    ) -> None:
         self._sessionmaker = sessionmaker
         self._rate = rate_per_second
         self._burst = burst
@@ -52,5 +54,7 @@ class RateLimiter:
             row = (await session.execute(_TAKE, params)).one()
         if not row.allowed:
             retry_after = max(1, math.ceil((1 - row.tokens) / row.rate))
-            raise RateLimited(f"write rate limit reached; retry in {retry_after}s",
-                              headers={"Retry-After": str(retry_after)})
+            raise RateLimited(
+                f"write rate limit reached; retry in {retry_after}s",
+                headers={"Retry-After": str(retry_after)},
+            )

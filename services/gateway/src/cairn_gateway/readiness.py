@@ -31,7 +31,9 @@ async def _probe(name: str, check: Awaitable[object], timeout: float) -> Compone
     try:
         await asyncio.wait_for(check, timeout)
     except Exception as exc:  # any failure means "down"; the detail names it
-        return ComponentHealth(name=name, status="down", detail=type(exc).__name__ + (f": {exc}" if str(exc) else ""))
+        return ComponentHealth(
+            name=name, status="down", detail=type(exc).__name__ + (f": {exc}" if str(exc) else "")
+        )
     return ComponentHealth(name=name, status="ok")
 
 
@@ -53,8 +55,9 @@ async def _service(client: ServiceClient, name: str, timeout: float) -> None:
         raise RuntimeError(f"unhealthy: {down}")
 
 
-async def readiness(engine: AsyncEngine, nc: NATS, temporal: TemporalProbe, services: ServiceClient,
-                    timeout: float) -> ReadyReport:
+async def readiness(
+    engine: AsyncEngine, nc: NATS, temporal: TemporalProbe, services: ServiceClient, timeout: float
+) -> ReadyReport:
     checks: dict[str, Awaitable[object]] = {
         "postgres": _postgres(engine),
         "nats": _nats(nc),
@@ -63,4 +66,6 @@ async def readiness(engine: AsyncEngine, nc: NATS, temporal: TemporalProbe, serv
     }
     results = await asyncio.gather(*(_probe(name, check, timeout) for name, check in checks.items()))
     components = {c.name: c for c in results}
-    return ReadyReport(status="ok" if all(c.status == "ok" for c in results) else "down", components=components)
+    return ReadyReport(
+        status="ok" if all(c.status == "ok" for c in results) else "down", components=components
+    )

@@ -30,26 +30,36 @@ async def whoami(
 ) -> DataEnvelope[contract.WhoAmI]:
     """The scope the server derives from the caller's key: what every memory call is confined to."""
     tenant = impersonated_tenant(key, x_impersonate_tenant)
-    return DataEnvelope(data=contract.WhoAmI(
-        tenant_id=tenant or key.tenant_id, subject_id=derive_subject(key), role=key.role, agent_id=key.agent_id,
-        key_id=key.key_id, impersonating=tenant is not None,
-    ))
+    return DataEnvelope(
+        data=contract.WhoAmI(
+            tenant_id=tenant or key.tenant_id,
+            subject_id=derive_subject(key),
+            role=key.role,
+            agent_id=key.agent_id,
+            key_id=key.key_id,
+            impersonating=tenant is not None,
+        )
+    )
 
 
 @router.post("/tenants", status_code=status.HTTP_201_CREATED, tags=["admin"])
-async def create_tenant(body: contract.TenantCreate, state: StateDep, _: SuperadminDep,
-                        __: WriteKeyDep) -> DataEnvelope[contract.Tenant]:
+async def create_tenant(
+    body: contract.TenantCreate, state: StateDep, _: SuperadminDep, __: WriteKeyDep
+) -> DataEnvelope[contract.Tenant]:
     return DataEnvelope(data=await state.store.create_tenant(body))
 
 
 @router.patch("/tenants/{tenant_id}", tags=["admin"])
-async def patch_tenant(tenant_id: str, body: contract.TenantPatch, state: StateDep, _: SuperadminDep,
-                       __: WriteKeyDep) -> DataEnvelope[contract.Tenant]:
+async def patch_tenant(
+    tenant_id: str, body: contract.TenantPatch, state: StateDep, _: SuperadminDep, __: WriteKeyDep
+) -> DataEnvelope[contract.Tenant]:
     return DataEnvelope(data=await state.store.patch_tenant(tenant_id, body))
 
 
 @router.post("/keys", status_code=status.HTTP_201_CREATED, tags=["admin"])
-async def create_key(body: contract.KeyCreate, state: StateDep, key: WriteKeyDep) -> DataEnvelope[contract.CreatedKey]:
+async def create_key(
+    body: contract.KeyCreate, state: StateDep, key: WriteKeyDep
+) -> DataEnvelope[contract.CreatedKey]:
     """Superadmin creates any key; a tenant user/orchestrator key creates agent keys in its own tenant."""
     if key.role is Role.superadmin:
         if body.role is Role.superadmin:
@@ -64,7 +74,9 @@ async def create_key(body: contract.KeyCreate, state: StateDep, key: WriteKeyDep
         tenant_id = key.tenant_id  # a body tenant_id is ignored: keys stay in the caller's tenant
     else:
         raise Forbidden()
-    created = await state.store.create_key(str(tenant_id) if tenant_id else None, body.role, body.agent_id, body.name)
+    created = await state.store.create_key(
+        str(tenant_id) if tenant_id else None, body.role, body.agent_id, body.name
+    )
     return DataEnvelope(data=created)
 
 
@@ -80,8 +92,9 @@ def _key_admin_tenant(key: KeyDep, impersonate: str | None) -> str:
 
 
 @router.get("/keys", tags=["admin"])
-async def list_keys(state: StateDep, key: KeyDep, x_impersonate_tenant: Annotated[str | None, Header()] = None
-                    ) -> DataEnvelope[list[contract.ApiKeyInfo]]:
+async def list_keys(
+    state: StateDep, key: KeyDep, x_impersonate_tenant: Annotated[str | None, Header()] = None
+) -> DataEnvelope[list[contract.ApiKeyInfo]]:
     """The tenant's keys, never their secrets (user/orchestrator, or superadmin impersonating)."""
     return DataEnvelope(data=await state.store.list_keys(_key_admin_tenant(key, x_impersonate_tenant)))
 
@@ -101,8 +114,9 @@ async def revoke_key(key_id: str, state: StateDep, key: WriteKeyDep) -> DataEnve
 
 
 @router.post("/projects", status_code=status.HTTP_201_CREATED, tags=["projects"])
-async def create_project(body: contract.ProjectCreate, state: StateDep,
-                         scope: WriteScopeDep) -> DataEnvelope[contract.Project]:
+async def create_project(
+    body: contract.ProjectCreate, state: StateDep, scope: WriteScopeDep
+) -> DataEnvelope[contract.Project]:
     return DataEnvelope(data=await state.store.create_project(scope.tenant_id, body))
 
 
@@ -113,7 +127,8 @@ async def list_projects(state: StateDep, scope: ScopeDep) -> DataEnvelope[list[c
 
 @router.get("/projects/resolve", tags=["projects"])
 async def resolve_project(
-    state: StateDep, scope: ScopeDep,
+    state: StateDep,
+    scope: ScopeDep,
     slug: Annotated[str | None, Query(max_length=200)] = None,
     repo_url: Annotated[str | None, Query(max_length=500)] = None,
     name: Annotated[str | None, Query(max_length=200)] = None,
@@ -122,5 +137,8 @@ async def resolve_project(
     given = {k: v for k, v in {"slug": slug, "repo_url": repo_url, "name": name}.items() if v and v.strip()}
     if not given:
         raise NoIdentifier()
-    return DataEnvelope(data=await state.store.resolve_project(
-        scope.tenant_id, slug=given.get("slug"), repo_url=given.get("repo_url"), name=given.get("name")))
+    return DataEnvelope(
+        data=await state.store.resolve_project(
+            scope.tenant_id, slug=given.get("slug"), repo_url=given.get("repo_url"), name=given.get("name")
+        )
+    )

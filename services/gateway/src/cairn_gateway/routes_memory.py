@@ -28,15 +28,18 @@ def _envelope(reply_data: Any, meta: dict[str, Any]) -> dict[str, Any]:
 
 
 @router.post("/memory", status_code=status.HTTP_201_CREATED, response_model=DataEnvelope[MemoryOrTurn])
-async def remember(body: Annotated[RememberRequest, Body()], state: StateDep, scope: WriteScopeDep) -> dict[str, Any]:
+async def remember(
+    body: Annotated[RememberRequest, Body()], state: StateDep, scope: WriteScopeDep
+) -> dict[str, Any]:
     """Write a long-term memory (default tier) or append a session turn (`tier: session`)."""
     reply = await state.services.request(subjects.MEMORY_REMEMBER, scope, body)
     return _envelope(reply.data, reply.meta)
 
 
 @router.get("/memory", response_model=DataEnvelope[list[Memory]])
-async def list_memories(query: Annotated[ListMemoriesRequest, Query()], state: StateDep,
-                        scope: ScopeDep) -> dict[str, Any]:
+async def list_memories(
+    query: Annotated[ListMemoriesRequest, Query()], state: StateDep, scope: ScopeDep
+) -> dict[str, Any]:
     """List the caller's long-term memories. `all_subjects` counts only for superadmin (oversight)."""
     if not scope.is_superadmin:
         query = query.model_copy(update={"all_subjects": False})
@@ -45,37 +48,49 @@ async def list_memories(query: Annotated[ListMemoriesRequest, Query()], state: S
 
 
 @router.get("/memory/{memory_id}", response_model=DataEnvelope[Memory])
-async def get_memory(memory_id: Annotated[str, Path(max_length=100)], state: StateDep,
-                     scope: ScopeDep) -> dict[str, Any]:
+async def get_memory(
+    memory_id: Annotated[str, Path(max_length=100)], state: StateDep, scope: ScopeDep
+) -> dict[str, Any]:
     reply = await state.services.request(subjects.MEMORY_GET, scope, MemoryIdRequest(id=memory_id))
     return _envelope(reply.data, reply.meta)
 
 
 @router.delete("/memory/{memory_id}", response_model=DataEnvelope[Memory])
-async def forget_memory(memory_id: Annotated[str, Path(max_length=100)], state: StateDep,
-                        scope: WriteScopeDep) -> dict[str, Any]:
+async def forget_memory(
+    memory_id: Annotated[str, Path(max_length=100)], state: StateDep, scope: WriteScopeDep
+) -> dict[str, Any]:
     """Delete outright (own scope; a superadmin impersonating may delete any memory in the tenant)."""
     reply = await state.services.request(subjects.MEMORY_FORGET, scope, MemoryIdRequest(id=memory_id))
     return _envelope(reply.data, reply.meta)
 
 
-@router.post("/memory/{memory_id}/supersede", status_code=status.HTTP_201_CREATED,
-             response_model=DataEnvelope[Memory])
-async def supersede_memory(memory_id: Annotated[str, Path(max_length=100)], body: LongMemoryWrite,
-                           state: StateDep, scope: WriteScopeDep) -> dict[str, Any]:
+@router.post(
+    "/memory/{memory_id}/supersede", status_code=status.HTTP_201_CREATED, response_model=DataEnvelope[Memory]
+)
+async def supersede_memory(
+    memory_id: Annotated[str, Path(max_length=100)],
+    body: LongMemoryWrite,
+    state: StateDep,
+    scope: WriteScopeDep,
+) -> dict[str, Any]:
     """Write a newer memory that supersedes this one; the old one stays readable with include_superseded."""
-    reply = await state.services.request(subjects.MEMORY_SUPERSEDE, scope,
-                                         SupersedeRequest(id=memory_id, memory=body))
+    reply = await state.services.request(
+        subjects.MEMORY_SUPERSEDE, scope, SupersedeRequest(id=memory_id, memory=body)
+    )
     return _envelope(reply.data, reply.meta)
 
 
 @router.get("/sessions/{session_id}/history", response_model=DataEnvelope[list[SessionTurn]])
 async def session_history(
-    session_id: Annotated[str, Path()], state: StateDep, scope: ScopeDep,
+    session_id: Annotated[str, Path()],
+    state: StateDep,
+    scope: ScopeDep,
     limit: Annotated[int, Query(ge=1, le=limits.HISTORY_LIMIT_MAX)] = limits.HISTORY_LIMIT_DEFAULT,
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> dict[str, Any]:
     """The caller's turns of this session in insertion order (expired turns never appear)."""
-    request = SessionHistoryRequest.model_validate({"session_id": session_id, "limit": limit, "offset": offset})
+    request = SessionHistoryRequest.model_validate(
+        {"session_id": session_id, "limit": limit, "offset": offset}
+    )
     reply = await state.services.request(subjects.SESSION_HISTORY, scope, request)
     return _envelope(reply.data, reply.meta)

@@ -25,24 +25,36 @@ def parse_uuid(value: str) -> uuid.UUID | None:
 
 def tenant_out(row: Tenant) -> contract.Tenant:
     return contract.Tenant(
-        id=str(row.id), name=row.name, memory_quota=row.memory_quota,
+        id=str(row.id),
+        name=row.name,
+        memory_quota=row.memory_quota,
         promotion_budget_per_hour=row.promotion_budget_per_hour,
-        rate_limit_per_second=row.rate_limit_per_second, rate_limit_burst=row.rate_limit_burst,
+        rate_limit_per_second=row.rate_limit_per_second,
+        rate_limit_burst=row.rate_limit_burst,
         created_at=row.created_at,
     )
 
 
 def key_out(row: ApiKey) -> contract.ApiKeyInfo:
     return contract.ApiKeyInfo(
-        id=str(row.id), tenant_id=str(row.tenant_id) if row.tenant_id else None, role=Role(row.role),
-        agent_id=row.agent_id, name=row.name, prefix=row.prefix, created_at=row.created_at,
+        id=str(row.id),
+        tenant_id=str(row.tenant_id) if row.tenant_id else None,
+        role=Role(row.role),
+        agent_id=row.agent_id,
+        name=row.name,
+        prefix=row.prefix,
+        created_at=row.created_at,
         revoked_at=row.revoked_at,
     )
 
 
 def project_out(row: Project) -> contract.Project:
     return contract.Project(
-        id=str(row.id), tenant_id=str(row.tenant_id), name=row.name, slug=row.slug, repo_url=row.repo_url,
+        id=str(row.id),
+        tenant_id=str(row.tenant_id),
+        name=row.name,
+        slug=row.slug,
+        repo_url=row.repo_url,
         created_at=row.created_at,
     )
 
@@ -54,13 +66,19 @@ class IdentityStore:
     async def key_identity(self, hashed: str) -> KeyIdentity | None:
         """The live key with this hash (an index lookup, no secret comparison), or None."""
         async with self._sm() as session:
-            row = (await session.execute(
-                select(ApiKey).where(ApiKey.key_hash == hashed, ApiKey.revoked_at.is_(None))
-            )).scalar_one_or_none()
+            row = (
+                await session.execute(
+                    select(ApiKey).where(ApiKey.key_hash == hashed, ApiKey.revoked_at.is_(None))
+                )
+            ).scalar_one_or_none()
         if row is None:
             return None
-        return KeyIdentity(key_id=str(row.id), tenant_id=str(row.tenant_id) if row.tenant_id else None,
-                           role=Role(row.role), agent_id=row.agent_id)
+        return KeyIdentity(
+            key_id=str(row.id),
+            tenant_id=str(row.tenant_id) if row.tenant_id else None,
+            role=Role(row.role),
+            agent_id=row.agent_id,
+        )
 
     async def tenant_exists(self, tenant_id: str) -> bool:
         tid = parse_uuid(tenant_id)
@@ -96,13 +114,20 @@ class IdentityStore:
             raise AlreadyExists("a tenant with that name exists") from None
         return tenant_out(row)
 
-    async def create_key(self, tenant_id: str | None, role: Role, agent_id: str | None,
-                         name: str | None) -> contract.CreatedKey:
+    async def create_key(
+        self, tenant_id: str | None, role: Role, agent_id: str | None, name: str | None
+    ) -> contract.CreatedKey:
         secret = new_key()
         async with self._sm.begin() as session:
-            row = ApiKey(id=uuid.uuid4(), tenant_id=uuid.UUID(tenant_id) if tenant_id else None, role=role.value,
-                         agent_id=agent_id or None, name=name, prefix=display_prefix(secret),
-                         key_hash=key_hash(secret))
+            row = ApiKey(
+                id=uuid.uuid4(),
+                tenant_id=uuid.UUID(tenant_id) if tenant_id else None,
+                role=role.value,
+                agent_id=agent_id or None,
+                name=name,
+                prefix=display_prefix(secret),
+                key_hash=key_hash(secret),
+            )
             session.add(row)
             await session.flush()
             await session.refresh(row)
@@ -110,9 +135,17 @@ class IdentityStore:
 
     async def list_keys(self, tenant_id: str) -> list[contract.ApiKeyInfo]:
         async with self._sm() as session:
-            rows = (await session.execute(
-                select(ApiKey).where(ApiKey.tenant_id == uuid.UUID(tenant_id)).order_by(ApiKey.created_at)
-            )).scalars().all()
+            rows = (
+                (
+                    await session.execute(
+                        select(ApiKey)
+                        .where(ApiKey.tenant_id == uuid.UUID(tenant_id))
+                        .order_by(ApiKey.created_at)
+                    )
+                )
+                .scalars()
+                .all()
+            )
         return [key_out(r) for r in rows]
 
     async def revoke_key(self, key_id: str, tenant_id: str | None) -> contract.ApiKeyInfo:
@@ -120,8 +153,12 @@ class IdentityStore:
         kid = parse_uuid(key_id)
         if kid is None:
             raise NotFound("no such key")
-        stmt = update(ApiKey).where(ApiKey.id == kid).values(
-            revoked_at=func.coalesce(ApiKey.revoked_at, func.now())).returning(ApiKey)
+        stmt = (
+            update(ApiKey)
+            .where(ApiKey.id == kid)
+            .values(revoked_at=func.coalesce(ApiKey.revoked_at, func.now()))
+            .returning(ApiKey)
+        )
         if tenant_id is not None:
             stmt = stmt.where(ApiKey.tenant_id == uuid.UUID(tenant_id))
         async with self._sm.begin() as session:
@@ -133,9 +170,14 @@ class IdentityStore:
     async def create_project(self, tenant_id: str, body: contract.ProjectCreate) -> contract.Project:
         try:
             async with self._sm.begin() as session:
-                row = Project(id=uuid.uuid4(), tenant_id=uuid.UUID(tenant_id), name=body.name, slug=body.slug,
-                              repo_url=body.repo_url or None,
-                              repo_key=repo_key(body.repo_url) if body.repo_url else None)
+                row = Project(
+                    id=uuid.uuid4(),
+                    tenant_id=uuid.UUID(tenant_id),
+                    name=body.name,
+                    slug=body.slug,
+                    repo_url=body.repo_url or None,
+                    repo_key=repo_key(body.repo_url) if body.repo_url else None,
+                )
                 session.add(row)
                 await session.flush()
                 await session.refresh(row)
@@ -145,13 +187,22 @@ class IdentityStore:
 
     async def list_projects(self, tenant_id: str) -> list[contract.Project]:
         async with self._sm() as session:
-            rows = (await session.execute(
-                select(Project).where(Project.tenant_id == uuid.UUID(tenant_id)).order_by(Project.created_at)
-            )).scalars().all()
+            rows = (
+                (
+                    await session.execute(
+                        select(Project)
+                        .where(Project.tenant_id == uuid.UUID(tenant_id))
+                        .order_by(Project.created_at)
+                    )
+                )
+                .scalars()
+                .all()
+            )
         return [project_out(r) for r in rows]
 
-    async def resolve_project(self, tenant_id: str, *, slug: str | None, repo_url: str | None,
-                              name: str | None) -> contract.Project:
+    async def resolve_project(
+        self, tenant_id: str, *, slug: str | None, repo_url: str | None, name: str | None
+    ) -> contract.Project:
         """slug > repo_url > name; the first identifier that matches wins; a fuzzy multi-match is 409."""
         tid = uuid.UUID(tenant_id)
         attempts = []
@@ -165,9 +216,15 @@ class IdentityStore:
             attempts.append(func.lower(Project.name) == name.strip().lower())
         async with self._sm() as session:
             for predicate in attempts:
-                rows = (await session.execute(
-                    select(Project).where(Project.tenant_id == tid, predicate).limit(2)
-                )).scalars().all()
+                rows = (
+                    (
+                        await session.execute(
+                            select(Project).where(Project.tenant_id == tid, predicate).limit(2)
+                        )
+                    )
+                    .scalars()
+                    .all()
+                )
                 if len(rows) > 1:
                     raise AmbiguousResolution("more than one project matches; use its slug")
                 if rows:

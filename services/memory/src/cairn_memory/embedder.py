@@ -41,8 +41,9 @@ _WRITE = text(
 
 
 class EmbeddingWorker:
-    def __init__(self, sessionmaker: async_sessionmaker[AsyncSession], embedder: Embedder,
-                 settings: MemorySettings) -> None:
+    def __init__(
+        self, sessionmaker: async_sessionmaker[AsyncSession], embedder: Embedder, settings: MemorySettings
+    ) -> None:
         self._sm = sessionmaker
         self._embedder = embedder
         self._settings = settings
@@ -51,19 +52,27 @@ class EmbeddingWorker:
         """Embed the rows among `ids` that still need it; returns how many were written."""
         async with self._sm.begin() as session:
             # Maintenance by primary key across scopes: the worker acts for no caller.
-            rows = (await session.execute(
-                select(Memory.id, Memory.text, Memory.embedding_content_hash).where(Memory.id.in_(ids))
-            )).all()
+            rows = (
+                await session.execute(
+                    select(Memory.id, Memory.text, Memory.embedding_content_hash).where(Memory.id.in_(ids))
+                )
+            ).all()
             todo = [(r.id, r.text, content_hash(r.text)) for r in rows]
-            todo = [(mid, body, digest) for (mid, body, digest), r in zip(todo, rows, strict=True)
-                    if r.embedding_content_hash != digest]
+            todo = [
+                (mid, body, digest)
+                for (mid, body, digest), r in zip(todo, rows, strict=True)
+                if r.embedding_content_hash != digest
+            ]
             if not todo:
                 return 0
             vectors = await self._embedder.embed([body for _, body, _ in todo])
-            await session.execute(_WRITE, [
-                {"id": mid, "vector": str(list(vector)), "hash": digest, "model": self._embedder.name}
-                for (mid, _, digest), vector in zip(todo, vectors, strict=True)
-            ])
+            await session.execute(
+                _WRITE,
+                [
+                    {"id": mid, "vector": str(list(vector)), "hash": digest, "model": self._embedder.name}
+                    for (mid, _, digest), vector in zip(todo, vectors, strict=True)
+                ],
+            )
         return len(todo)
 
     async def handle_batch(self, msgs: list[Msg]) -> None:
@@ -79,7 +88,9 @@ class EmbeddingWorker:
         try:
             written = await self.embed_ids(ids)
         except EmbeddingError as exc:
-            log.warning("embedder unavailable (%s); redelivering %d in %ss", exc, len(valid), RETRY_DELAY_SECONDS)
+            log.warning(
+                "embedder unavailable (%s); redelivering %d in %ss", exc, len(valid), RETRY_DELAY_SECONDS
+            )
             for msg in valid:
                 await msg.nak(delay=RETRY_DELAY_SECONDS)
             return
@@ -89,25 +100,37 @@ class EmbeddingWorker:
 
     async def sweep_once(self) -> int:
         async with self._sm() as session:
-            pending = (await session.execute(text(
-                "SELECT id FROM memories WHERE embedding_content_hash IS NULL "
-                "AND created_at < now() - make_interval(secs => :age) ORDER BY created_at LIMIT 500"
-            ), {"age": self._settings.embed_sweep_min_age_seconds})).scalars().all()
+            pending = (
+                (
+                    await session.execute(
+                        text(
+                            "SELECT id FROM memories WHERE embedding_content_hash IS NULL "
+                            "AND created_at < now() - make_interval(secs => :age) ORDER BY created_at LIMIT 500"
+                        ),
+                        {"age": self._settings.embed_sweep_min_age_seconds},
+                    )
+                )
+                .scalars()
+                .all()
+            )
         return await self.embed_ids(list(pending)) if pending else 0
 
     async def run(self, nc: NATS, stop: asyncio.Event) -> None:
         js = nc.jetstream()
         await ensure_stream(js)
         sub = await js.pull_subscribe(
-            subjects.MEMORY_CREATED, durable=DURABLE, stream=subjects.EVENTS_STREAM,
+            subjects.MEMORY_CREATED,
+            durable=DURABLE,
+            stream=subjects.EVENTS_STREAM,
             config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=60, max_ack_pending=5000),
         )
         sweeper = asyncio.create_task(self._sweep_loop(stop))
         try:
             while not stop.is_set():
                 try:
-                    msgs = await sub.fetch(self._settings.embed_batch_size,
-                                           timeout=self._settings.embed_fetch_timeout_seconds)
+                    msgs = await sub.fetch(
+                        self._settings.embed_batch_size, timeout=self._settings.embed_fetch_timeout_seconds
+                    )
                 except NatsTimeout:
                     continue
                 await self.handle_batch(msgs)
@@ -128,7 +151,9 @@ class EmbeddingWorker:
 
 
 async def serve(settings: MemorySettings, embedding: EmbeddingSettings) -> None:
-    logging.basicConfig(level=settings.log_level, format="%(asctime)s embedder %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=settings.log_level, format="%(asctime)s embedder %(levelname)s %(name)s: %(message)s"
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -144,7 +169,7 @@ async def serve(settings: MemorySettings, embedding: EmbeddingSettings) -> None:
 
 
 def main() -> None:
-    settings = MemorySettings()  # type: ignore[call-arg]  # scope_secret comes from the environment
+    settings = MemorySettings()  # scope_secret comes from the environment
     asyncio.run(serve(settings, EmbeddingSettings()))
 
 

@@ -39,7 +39,12 @@ class CreatedPublisher:
         event = MemoryCreated(memory_id=memory.id, tenant_id=scope.tenant_id)
         try:
             # Msg-Id dedupes a retried publish inside the stream's duplicate window.
-            await self._js.publish(subjects.MEMORY_CREATED, event.model_dump_json().encode(),
-                                   headers={"Nats-Msg-Id": f"created-{memory.id}"})
+            await self._js.publish(
+                subjects.MEMORY_CREATED,
+                event.model_dump_json().encode(),
+                headers={"Nats-Msg-Id": f"created-{memory.id}"},
+            )
         except Exception:
-            log.warning("memory.created publish failed for %s; the sweep will embed it", memory.id, exc_info=True)
+            log.warning(
+                "memory.created publish failed for %s; the sweep will embed it", memory.id, exc_info=True
+            )

@@ -31,8 +31,9 @@ class MemoryNotFound(NotFound):
 
 
 class MemoryService:
-    def __init__(self, sessionmaker: async_sessionmaker[AsyncSession], settings: MemorySettings,
-                 on_created: OnCreated) -> None:
+    def __init__(
+        self, sessionmaker: async_sessionmaker[AsyncSession], settings: MemorySettings, on_created: OnCreated
+    ) -> None:
         self._sm = sessionmaker
         self._settings = settings
         self._on_created = on_created
@@ -41,16 +42,31 @@ class MemoryService:
         if project_id and not await store.project_in_tenant(project_id, scope.tenant_id):
             raise InvalidProjectId()  # a foreign project reads exactly like a malformed one
 
-    def _row(self, scope: Scope, body: LongMemoryWrite, source: Source, source_session_id: str | None) -> MemoryRow:
+    def _row(
+        self, scope: Scope, body: LongMemoryWrite, source: Source, source_session_id: str | None
+    ) -> MemoryRow:
         return MemoryRow(
-            id=uuid.uuid4(), tenant_id=uuid.UUID(scope.tenant_id), subject_id=scope.subject_id,
-            project_id=uuid.UUID(body.project_id) if body.project_id else None, text=body.text,
-            confidence=body.confidence, source=source.value, source_session_id=source_session_id,
-            tags=list(dict.fromkeys(body.tags)), metadata_=body.metadata, recall_count=0,
+            id=uuid.uuid4(),
+            tenant_id=uuid.UUID(scope.tenant_id),
+            subject_id=scope.subject_id,
+            project_id=uuid.UUID(body.project_id) if body.project_id else None,
+            text=body.text,
+            confidence=body.confidence,
+            source=source.value,
+            source_session_id=source_session_id,
+            tags=list(dict.fromkeys(body.tags)),
+            metadata_=body.metadata,
+            recall_count=0,
         )
 
-    async def remember(self, scope: Scope, body: LongMemoryWrite, *, source: Source = Source.explicit,
-                       source_session_id: str | None = None) -> Memory:
+    async def remember(
+        self,
+        scope: Scope,
+        body: LongMemoryWrite,
+        *,
+        source: Source = Source.explicit,
+        source_session_id: str | None = None,
+    ) -> Memory:
         """Insert a live memory; the quota check and the insert share one advisory-locked transaction."""
         async with self._sm.begin() as session:
             store = MemoryStore(session)
@@ -111,8 +127,9 @@ class MemoryService:
             if expires <= now:
                 raise ValidationFailed("invalid_expiry", "expires_at must be in the future")
             if expires > now + timedelta(seconds=limits.SESSION_TTL_MAX_SECONDS):
-                raise ValidationFailed("invalid_expiry",
-                                       f"expires_at is more than {limits.SESSION_TTL_MAX_SECONDS}s away")
+                raise ValidationFailed(
+                    "invalid_expiry", f"expires_at is more than {limits.SESSION_TTL_MAX_SECONDS}s away"
+                )
             return expires
         ttl = body.ttl_seconds or self._settings.session_default_ttl_seconds
         return now + timedelta(seconds=ttl)
@@ -120,13 +137,22 @@ class MemoryService:
     async def append_turn(self, scope: Scope, body: SessionTurnWrite) -> SessionTurn:
         expires = self._expiry(body, datetime.now(UTC))
         async with self._sm.begin() as session:
-            row = await MemoryStore(session).append_turn(SessionMemory(
-                tenant_id=uuid.UUID(scope.tenant_id), subject_id=scope.subject_id, session_id=body.session_id,
-                role=body.role.value, content=body.content, metadata_=body.metadata, expires_at=expires,
-            ))
+            row = await MemoryStore(session).append_turn(
+                SessionMemory(
+                    tenant_id=uuid.UUID(scope.tenant_id),
+                    subject_id=scope.subject_id,
+                    session_id=body.session_id,
+                    role=body.role.value,
+                    content=body.content,
+                    metadata_=body.metadata,
+                    expires_at=expires,
+                )
+            )
             return turn_out(row)
 
-    async def history(self, scope: Scope, session_id: str, limit: int, offset: int) -> tuple[list[SessionTurn], int]:
+    async def history(
+        self, scope: Scope, session_id: str, limit: int, offset: int
+    ) -> tuple[list[SessionTurn], int]:
         async with self._sm() as session:
             rows, total = await MemoryStore(session).history(scope, session_id, limit, offset)
         return [turn_out(r) for r in rows], total

@@ -33,19 +33,26 @@ class MemoryStore:
         )
 
     async def quota(self, tenant_id: str, default: int) -> int:
-        value = await self.session.scalar(select(Tenant.memory_quota).where(Tenant.id == uuid.UUID(tenant_id)))
+        value = await self.session.scalar(
+            select(Tenant.memory_quota).where(Tenant.id == uuid.UUID(tenant_id))
+        )
         return value or default
 
     async def project_in_tenant(self, project_id: str, tenant_id: str) -> bool:
         found = await self.session.scalar(
-            select(Project.id).where(Project.id == uuid.UUID(project_id), Project.tenant_id == uuid.UUID(tenant_id))
+            select(Project.id).where(
+                Project.id == uuid.UUID(project_id), Project.tenant_id == uuid.UUID(tenant_id)
+            )
         )
         return found is not None
 
     async def live_count(self, scope: Scope) -> int:
         stmt = check_scoped(
-            select(func.count()).select_from(Memory).where(
-                Memory.tenant_id == scope.tenant_id, Memory.subject_id == scope.subject_id,
+            select(func.count())
+            .select_from(Memory)
+            .where(
+                Memory.tenant_id == scope.tenant_id,
+                Memory.subject_id == scope.subject_id,
                 Memory.superseded_by.is_(None),
             ),
             scope,
@@ -58,21 +65,25 @@ class MemoryStore:
         await self.session.refresh(row, ["created_at"])
         return row
 
-    async def get(self, scope: Scope, memory_id: str, *, all_subjects: bool = False,
-                  for_update: bool = False) -> Memory | None:
+    async def get(
+        self, scope: Scope, memory_id: str, *, all_subjects: bool = False, for_update: bool = False
+    ) -> Memory | None:
         mid = as_uuid(memory_id)
         if mid is None:
             return None
         stmt = scoped_select(Memory, scope, all_subjects=all_subjects).where(Memory.id == mid)
         if for_update:
             stmt = stmt.with_for_update()
-        return (await self.session.execute(stmt)).scalar_one_or_none()
+        row: Memory | None = (await self.session.execute(stmt)).scalar_one_or_none()
+        return row
 
     async def delete(self, scope: Scope, memory_id: str, *, all_subjects: bool = False) -> Memory | None:
         mid = as_uuid(memory_id)
         if mid is None:
             return None
-        stmt = scoped_delete(Memory, scope, all_subjects=all_subjects).where(Memory.id == mid).returning(Memory)
+        stmt = (
+            scoped_delete(Memory, scope, all_subjects=all_subjects).where(Memory.id == mid).returning(Memory)
+        )
         return (await self.session.execute(stmt)).scalar_one_or_none()
 
     def _list_filter(self, scope: Scope, query: ListMemoriesRequest) -> Select[Any]:
@@ -82,7 +93,7 @@ class MemoryStore:
         if query.source is not None:
             stmt = stmt.where(Memory.source == query.source.value)
         if query.tag:
-            stmt = stmt.where(Memory.tags.any(query.tag))
+            stmt = stmt.where(Memory.tags.contains([query.tag]))
         if query.project_id:
             stmt = stmt.where(Memory.project_id == uuid.UUID(query.project_id))
         return stmt
@@ -90,9 +101,15 @@ class MemoryStore:
     async def list_memories(self, scope: Scope, query: ListMemoriesRequest) -> tuple[list[Memory], int]:
         stmt = self._list_filter(scope, query)
         total = await self.session.scalar(select(func.count()).select_from(stmt.subquery()))
-        rows = (await self.session.execute(
-            stmt.order_by(Memory.created_at.desc(), Memory.id).limit(query.limit).offset(query.offset)
-        )).scalars().all()
+        rows = (
+            (
+                await self.session.execute(
+                    stmt.order_by(Memory.created_at.desc(), Memory.id).limit(query.limit).offset(query.offset)
+                )
+            )
+            .scalars()
+            .all()
+        )
         return list(rows), int(total or 0)
 
     async def append_turn(self, row: SessionMemory) -> SessionMemory:
@@ -101,12 +118,16 @@ class MemoryStore:
         await self.session.refresh(row, ["created_at"])
         return row
 
-    async def history(self, scope: Scope, session_id: str, limit: int, offset: int) -> tuple[list[SessionMemory], int]:
+    async def history(
+        self, scope: Scope, session_id: str, limit: int, offset: int
+    ) -> tuple[list[SessionMemory], int]:
         stmt = scoped_select(SessionMemory, scope).where(
             SessionMemory.session_id == session_id, SessionMemory.expires_at > func.now()
         )
         total = await self.session.scalar(select(func.count()).select_from(stmt.subquery()))
-        rows = (await self.session.execute(stmt.order_by(SessionMemory.seq).limit(limit).offset(offset))).scalars()
+        rows = (
+            await self.session.execute(stmt.order_by(SessionMemory.seq).limit(limit).offset(offset))
+        ).scalars()
         return list(rows.all()), int(total or 0)
 
 

@@ -14,7 +14,7 @@ TASK_QUEUE = "cairn-promotion"
 
 
 def main() -> None:
-    settings = ServiceSettings()  # type: ignore[call-arg]  # scope_secret comes from the environment
+    settings = ServiceSettings()  # scope_secret comes from the environment
 
     async def wire(stack: AsyncExitStack, nc: NATS) -> NatsService:
         engine = create_engine(settings.database_url, pool_size=2)

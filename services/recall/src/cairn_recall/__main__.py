@@ -11,7 +11,7 @@ from cairn_storage import create_engine, make_sessionmaker
 
 
 def main() -> None:
-    settings = ServiceSettings()  # type: ignore[call-arg]  # scope_secret comes from the environment
+    settings = ServiceSettings()  # scope_secret comes from the environment
 
     async def wire(stack: AsyncExitStack, nc: NATS) -> NatsService:
         engine = create_engine(settings.database_url)

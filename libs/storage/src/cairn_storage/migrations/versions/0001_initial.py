@@ -4,6 +4,8 @@ Revision ID: 0001
 Revises:
 """
 
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 from pgvector.sqlalchemy import Vector
@@ -15,7 +17,7 @@ branch_labels = None
 depends_on = None
 
 
-def _created() -> sa.Column[sa.DateTime]:
+def _created() -> sa.Column[Any]:
     return sa.Column("created_at", sa.DateTime(timezone=True), server_default=sa.func.now(), nullable=False)
 
 
@@ -56,8 +58,9 @@ def upgrade() -> None:
     op.create_table(
         "projects",
         sa.Column("id", UUID(as_uuid=True), primary_key=True),
-        sa.Column("tenant_id", UUID(as_uuid=True), sa.ForeignKey("tenants.id", ondelete="CASCADE"),
-                  nullable=False),
+        sa.Column(
+            "tenant_id", UUID(as_uuid=True), sa.ForeignKey("tenants.id", ondelete="CASCADE"), nullable=False
+        ),
         sa.Column("name", sa.String(200), nullable=False),
         sa.Column("slug", sa.String(100), nullable=False),
         sa.Column("repo_url", sa.String(500)),
@@ -99,8 +102,12 @@ def upgrade() -> None:
         "(tenant_id, subject_id, embedding_content_hash) WHERE source = 'promoted'"
     )
     op.create_index("memories_tsv_idx", "memories", ["tsv"], postgresql_using="gin")
-    op.create_index("memories_pending_embedding_idx", "memories", ["created_at"],
-                    postgresql_where=sa.text("embedding IS NULL"))
+    op.create_index(
+        "memories_pending_embedding_idx",
+        "memories",
+        ["created_at"],
+        postgresql_where=sa.text("embedding IS NULL"),
+    )
     op.create_table(
         "session_memories",
         sa.Column("seq", sa.BigInteger, primary_key=True, autoincrement=True),
@@ -111,11 +118,13 @@ def upgrade() -> None:
         sa.Column("content", sa.Text, nullable=False),
         sa.Column("metadata", JSONB, nullable=False, server_default="{}"),
         sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), server_default=sa.func.clock_timestamp(),
-                  nullable=False),
+        sa.Column(
+            "created_at", sa.DateTime(timezone=True), server_default=sa.func.clock_timestamp(), nullable=False
+        ),
     )
-    op.create_index("session_memories_scope_idx", "session_memories",
-                    ["tenant_id", "subject_id", "session_id", "seq"])
+    op.create_index(
+        "session_memories_scope_idx", "session_memories", ["tenant_id", "subject_id", "session_id", "seq"]
+    )
     op.create_index("session_memories_expiry_idx", "session_memories", ["expires_at"])
     op.create_table(
         "session_promotions",
@@ -132,6 +141,13 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    for table in ("session_promotions", "session_memories", "memories", "projects", "rate_buckets",
-                  "api_keys", "tenants"):
+    for table in (
+        "session_promotions",
+        "session_memories",
+        "memories",
+        "projects",
+        "rate_buckets",
+        "api_keys",
+        "tenants",
+    ):
         op.drop_table(table)
