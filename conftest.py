@@ -27,6 +27,8 @@ TEST_SERVICE_ENV = {
     "CAIRN_RATE_LIMIT_PER_SECOND": "100000",
     "CAIRN_RATE_LIMIT_BURST": "100000",
     "CAIRN_LOG_LEVEL": "WARNING",
+    # Subjects with more than 5 embedded rows take the index-safe ANN path, so tests exercise both.
+    "CAIRN_RECALL_EXACT_MAX_ROWS": "5",
 }
 
 

@@ -16,6 +16,7 @@ from cairn_contracts.memory import (
     SessionTurn,
     SupersedeRequest,
 )
+from cairn_contracts.recall import RecallHit, RecallRequest
 from cairn_gateway.deps import ScopeDep, StateDep, WriteScopeDep
 
 router = APIRouter(prefix="/api/v1", tags=["memory"])
@@ -44,6 +45,13 @@ async def list_memories(
     if not scope.is_superadmin:
         query = query.model_copy(update={"all_subjects": False})
     reply = await state.services.request(subjects.MEMORY_LIST, scope, query)
+    return _envelope(reply.data, reply.meta)
+
+
+@router.post("/memory/recall", response_model=DataEnvelope[list[RecallHit]])
+async def recall(body: RecallRequest, state: StateDep, scope: ScopeDep) -> dict[str, Any]:
+    """Recall the caller's memories for a query: hybrid by default, never a silent empty (see meta)."""
+    reply = await state.services.request(subjects.RECALL_MEMORY, scope, body)
     return _envelope(reply.data, reply.meta)
 
 

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn_memory.events import CreatedPublisher, ensure_stream
 from cairn_memory.handlers import register
+from cairn_memory.hotness import consume as consume_recalled
 from cairn_memory.service import MemoryService
 from cairn_memory.settings import MemorySettings
 from cairn_memory.store import prune_expired_turns
@@ -42,12 +43,16 @@ async def setup(settings: MemorySettings, stack: AsyncExitStack, nc: NATS) -> Na
     service = NatsService("memory", settings)
     register(service, MemoryService(sessionmaker, settings, CreatedPublisher(js)))
     service.health_check(postgres_check(sessionmaker))
-    pruner = asyncio.create_task(prune_loop(sessionmaker, settings.session_prune_interval_seconds))
+    background = [
+        asyncio.create_task(prune_loop(sessionmaker, settings.session_prune_interval_seconds)),
+        asyncio.create_task(consume_recalled(nc, sessionmaker, settings.hot_cooldown_seconds)),
+    ]
 
-    async def stop_pruner() -> None:
-        pruner.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await pruner
+    async def stop_background() -> None:
+        for task in background:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
-    stack.push_async_callback(stop_pruner)
+    stack.push_async_callback(stop_background)
     return service

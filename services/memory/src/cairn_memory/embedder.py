@@ -138,6 +138,9 @@ class EmbeddingWorker:
             sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await sweeper
+            # An open pull subscription would hold nc.drain() for its whole drain timeout.
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
 
     async def _sweep_loop(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -159,12 +162,13 @@ async def serve(settings: MemorySettings, embedding: EmbeddingSettings) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     engine = create_engine(settings.database_url, pool_size=2)
-    embedder = build_embedder(embedding)
+    embedder = await asyncio.to_thread(build_embedder, embedding)  # loading the model blocks
     nc = await connect_nats(settings.nats_url, "cairn-memory-embedder")
     try:
         await EmbeddingWorker(make_sessionmaker(engine), embedder, settings).run(nc, stop)
     finally:
         await nc.drain()
+        await embedder.close()
         await engine.dispose()
 
 

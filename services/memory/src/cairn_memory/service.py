@@ -16,7 +16,7 @@ from cairn_contracts.memory import (
     SessionTurnWrite,
     Source,
 )
-from cairn_memory.convert import memory_out, turn_out
+from cairn_storage.convert import memory_out, turn_out
 from cairn_memory.settings import MemorySettings
 from cairn_memory.store import MemoryStore
 from cairn_scope import Scope

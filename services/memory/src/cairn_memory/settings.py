@@ -9,6 +9,8 @@ class MemorySettings(ServiceSettings):
     # Used when a session turn names neither expires_at nor ttl_seconds.
     session_default_ttl_seconds: int = 7 * 24 * 3600
     session_prune_interval_seconds: float = 60.0
+    # A memory's recall_count is bumped at most once per this many seconds.
+    hot_cooldown_seconds: int = 3600
     # Embedding worker
     embed_batch_size: int = 64
     embed_fetch_timeout_seconds: float = 1.0

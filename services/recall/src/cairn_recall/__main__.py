@@ -5,19 +5,33 @@ from contextlib import AsyncExitStack
 
 from nats.aio.client import Client as NATS
 
-from cairn_servicekit import NatsService, ServiceSettings, run_service
+from cairn_embeddings import EmbeddingSettings, build_embedder
+from cairn_recall.events import HotnessPublisher
+from cairn_recall.handlers import register
+from cairn_recall.service import RecallService, probe_iterative_scan
+from cairn_recall.settings import RecallSettings
+from cairn_servicekit import NatsService, run_service
 from cairn_servicekit.health import postgres_check
 from cairn_storage import create_engine, make_sessionmaker
 
 
 def main() -> None:
-    settings = ServiceSettings()  # scope_secret comes from the environment
+    settings = RecallSettings()
+    embedding = EmbeddingSettings()
 
     async def wire(stack: AsyncExitStack, nc: NATS) -> NatsService:
         engine = create_engine(settings.database_url)
         stack.push_async_callback(engine.dispose)
+        sessionmaker = make_sessionmaker(engine)
+        # Loading (or, once per machine, building) the model is blocking work: keep it off the loop.
+        embedder = await asyncio.to_thread(build_embedder, embedding)
+        stack.push_async_callback(embedder.close)
+        publisher = HotnessPublisher(nc.jetstream(), settings.hot_publish_queue)
+        stack.push_async_callback(publisher.drain)
+        iterative = await probe_iterative_scan(sessionmaker, settings.hnsw_iterative_scan)
         service = NatsService("recall", settings)
-        service.health_check(postgres_check(make_sessionmaker(engine)))
+        register(service, RecallService(sessionmaker, embedder, settings, iterative, publisher))
+        service.health_check(postgres_check(sessionmaker))
         return service
 
     asyncio.run(run_service("recall", settings, wire))

@@ -1,4 +1,4 @@
-"""Rows to contract models."""
+"""Rows to contract models (shared by every service that returns memories)."""
 
 from cairn_contracts.memory import Memory, SessionTurn, Source, TurnRole
 from cairn_storage.models import Memory as MemoryRow

@@ -1,0 +1,74 @@
+"""Consumes `memory.recalled` and bumps recall_count / last_recalled_at, at most once per cooldown."""
+
+import contextlib
+import logging
+import uuid
+
+from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
+from nats.errors import TimeoutError as NatsTimeout
+from nats.js.api import AckPolicy, ConsumerConfig
+from pydantic import ValidationError
+from sqlalchemy import func, or_
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from cairn_contracts import subjects
+from cairn_contracts.identity import Role
+from cairn_contracts.recall import MemoryRecalled
+from cairn_scope import Scope, scoped_update
+from cairn_storage.models import Memory
+
+log = logging.getLogger(__name__)
+
+DURABLE = "memory-recall-bumps"
+SYSTEM_KEY = "system:recall-bump"  # the event names the scope; no caller key exists here
+
+
+async def bump(sessionmaker: async_sessionmaker[AsyncSession], event: MemoryRecalled, cooldown_seconds: int) -> int:
+    """Bump the event's memories inside its own (tenant, subject); a memory bumped within the cooldown is skipped."""
+    scope = Scope(tenant_id=event.tenant_id, subject_id=event.subject_id, role=Role.agent, key_id=SYSTEM_KEY)
+    ids = [uuid.UUID(m) for m in event.memory_ids]
+    cutoff = func.now() - func.make_interval(0, 0, 0, 0, 0, 0, cooldown_seconds)
+    stmt = (
+        scoped_update(Memory, scope)
+        .where(Memory.id.in_(ids), or_(Memory.last_recalled_at.is_(None), Memory.last_recalled_at < cutoff))
+        .values(recall_count=Memory.recall_count + 1, last_recalled_at=func.now())
+    )
+    async with sessionmaker.begin() as session:
+        result = await session.execute(stmt)
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+
+async def consume(nc: NATS, sessionmaker: async_sessionmaker[AsyncSession], cooldown_seconds: int) -> None:
+    js = nc.jetstream()
+    sub = await js.pull_subscribe(
+        subjects.MEMORY_RECALLED, durable=DURABLE, stream=subjects.EVENTS_STREAM,
+        config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=30),
+    )
+    try:
+        while True:
+            try:
+                msgs = await sub.fetch(50, timeout=1)
+            except NatsTimeout:
+                continue
+            await _handle(msgs, sessionmaker, cooldown_seconds)
+    finally:
+        # An open pull subscription would hold nc.drain() for its whole drain timeout.
+        with contextlib.suppress(Exception):
+            await sub.unsubscribe()
+
+
+async def _handle(msgs: list[Msg], sessionmaker: async_sessionmaker[AsyncSession], cooldown_seconds: int) -> None:
+    for msg in msgs:
+        try:
+            event = MemoryRecalled.model_validate_json(msg.data)
+        except ValidationError:
+            await msg.term()
+            continue
+        try:
+            await bump(sessionmaker, event, cooldown_seconds)
+        except Exception:
+            log.warning("recall bump failed; will be redelivered", exc_info=True)
+            await msg.nak(delay=5)
+            continue
+        await msg.ack()

@@ -1,0 +1,144 @@
+"""Recall: hybrid (vector + full-text, fused by reciprocal rank) by default, index-safe ANN for large
+subjects, exact top-k for small ones, and a scope-bound ILIKE fallback when no embedding can be had."""
+
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from cairn_contracts.recall import RecallHit, RecallMeta, RecallRequest, SelectionReason
+from cairn_embeddings import Embedder, EmbedderUnavailable, EmbeddingError
+from cairn_recall.query_cache import QueryEmbeddingCache
+from cairn_recall.settings import RecallSettings
+from cairn_recall.store import Ranked, RecallStore
+from cairn_scope import Scope
+from cairn_storage.convert import memory_out
+
+log = logging.getLogger(__name__)
+
+HotPublisher = Callable[[Scope, list[str]], Awaitable[None]]
+PGVECTOR_EF_SEARCH_MAX = 1000
+
+
+@dataclass(frozen=True)
+class IterativeScan:
+    """What this database supports; the per-query meta is derived from the options a query ran with."""
+
+    mode: str | None  # the value we SET, or None when off/unavailable
+    state: str  # off | applied | unavailable
+    reason: str | None = None
+
+
+async def probe_iterative_scan(sessionmaker: async_sessionmaker[AsyncSession], wanted: str) -> IterativeScan:
+    if wanted == "off":
+        return IterativeScan(None, "off")
+    try:
+        async with sessionmaker.begin() as session:
+            await session.execute(text("SELECT set_config('hnsw.iterative_scan', :v, true)"), {"v": wanted})
+    except Exception as exc:
+        reason = f"pgvector rejects hnsw.iterative_scan ({type(exc).__name__}); needs pgvector >= 0.8"
+        return IterativeScan(None, "unavailable", reason)
+    return IterativeScan(wanted, "applied")
+
+
+def fuse(semantic: list[Ranked], keyword: list[Ranked], k: int) -> list[tuple[uuid.UUID, SelectionReason]]:
+    """Reciprocal rank fusion: each list contributes 1 / (k + rank); ties keep semantic order first."""
+    scores: dict[uuid.UUID, float] = {}
+    for ranked in (semantic, keyword):
+        for rank, item in enumerate(ranked, start=1):
+            scores[item.id] = scores.get(item.id, 0.0) + 1.0 / (k + rank)
+    in_semantic = {r.id for r in semantic}
+    in_keyword = {r.id for r in keyword}
+
+    def reason(memory_id: uuid.UUID) -> SelectionReason:
+        if memory_id in in_semantic and memory_id in in_keyword:
+            return "keyword+semantic"
+        return "semantic" if memory_id in in_semantic else "keyword"
+
+    ordered = sorted(scores, key=lambda m: -scores[m])
+    return [(m, reason(m)) for m in ordered]
+
+
+class RecallService:
+    def __init__(self, sessionmaker: async_sessionmaker[AsyncSession], embedder: Embedder, settings: RecallSettings,
+                 iterative_scan: IterativeScan, publish_hot: HotPublisher) -> None:
+        self._sm = sessionmaker
+        self._embedder = embedder
+        self._settings = settings
+        self._iterative = iterative_scan
+        self._publish_hot = publish_hot
+        self._cache = QueryEmbeddingCache(settings.query_cache_size, settings.query_cache_ttl_seconds)
+
+    async def embed_query(self, query: str) -> list[float]:
+        cached = self._cache.get(query)
+        if cached is not None:
+            return cached
+        vector = (await self._embedder.embed([query]))[0]
+        self._cache.put(query, vector)
+        return vector
+
+    async def recall(self, scope: Scope, req: RecallRequest) -> tuple[list[RecallHit], RecallMeta]:
+        vector: list[float] | None = None
+        if req.mode != "keyword":
+            try:
+                vector = await self.embed_query(req.query)
+            except EmbedderUnavailable as exc:
+                return await self._fallback(scope, req, exc.reason)
+            except EmbeddingError:
+                return await self._fallback(scope, req, "provider_error")
+        hits, meta = await self._healthy(scope, req, vector)
+        hot = [h.memory.id for h in hits if h.score is not None and h.score >= self._settings.hot_score_floor]
+        if hot:
+            await self._publish_hot(scope, hot)
+        return hits, meta
+
+    async def _healthy(self, scope: Scope, req: RecallRequest,
+                       vector: list[float] | None) -> tuple[list[RecallHit], RecallMeta]:
+        strategy: Literal["ann", "exact", "keyword"]
+        candidates = max(req.limit, 50) if req.mode == "hybrid" else req.limit
+        strategy = "exact" if vector is not None else "keyword"
+        iterative: IterativeScan | None = None
+        async with self._sm.begin() as session:
+            store = RecallStore(session)
+            semantic: list[Ranked] = []
+            keyword: list[Ranked] = []
+            if vector is not None:
+                small = await store.live_rows_at_most(scope, self._settings.recall_exact_max_rows)
+                if req.include_superseded or small <= self._settings.recall_exact_max_rows:
+                    semantic = await store.exact(scope, vector, candidates, req.project_id, req.include_superseded)
+                else:
+                    strategy, iterative = "ann", self._iterative
+                    pool = max(self._settings.recall_pool_min, candidates * self._settings.recall_pool_factor)
+                    ef = min(PGVECTOR_EF_SEARCH_MAX, max(self._settings.hnsw_ef_search, pool))
+                    await store.set_ann_options(ef, iterative.mode)
+                    semantic = await store.ann(scope, vector, candidates, pool, req.project_id)
+            if req.mode != "semantic" and not req.include_superseded:
+                keyword = await store.keyword(scope, req.query, max(candidates, self._settings.keyword_pool),
+                                              req.project_id)
+            chosen = fuse(semantic, keyword, self._settings.rrf_k)[: req.limit]
+            rows = await store.rows_with_scores(scope, [m for m, _ in chosen], vector)
+        hits = [
+            RecallHit(memory=memory_out(rows[m][0]), score=rows[m][1], selection_reason=reason)
+            for m, reason in chosen
+            if m in rows
+        ]
+        meta = RecallMeta(
+            total_count=len(hits), fallback=False, reason=None, underfilled=len(hits) < req.limit, mode=req.mode,
+            strategy=strategy,
+            ann_iterative_scan=iterative.state if iterative else None,
+            ann_iterative_scan_reason=iterative.reason if iterative and iterative.state == "unavailable" else None,
+        )
+        return hits, meta
+
+    async def _fallback(self, scope: Scope, req: RecallRequest, reason: str) -> tuple[list[RecallHit], RecallMeta]:
+        log.warning("recall degraded to ILIKE fallback: %s", reason)
+        async with self._sm() as session:
+            rows = await RecallStore(session).ilike_fallback(scope, req.query, req.limit, req.project_id)
+        hits = [RecallHit(memory=memory_out(r), score=None, selection_reason="ilike_fallback") for r in rows]
+        meta = RecallMeta(total_count=len(hits), fallback=True, reason=f"embedder_{reason}",
+                          underfilled=len(hits) < req.limit, mode=req.mode, strategy="ilike")
+        return hits, meta
