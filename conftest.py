@@ -5,6 +5,8 @@ instead (the Cairn services themselves are still started here).
 """
 
 import secrets
+import shutil
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -40,8 +42,14 @@ class ExternalSettings(BaseSettings):
     temporal_namespace: str = "cairn"
 
 
+def stack_dir(prefix: str) -> Path:
+    """A data dir outside pytest's tmp tree: pytest chmods /tmp/pytest-of-<user> to 0700 at every session
+    start, which locks out the `pgserver` OS user that PostgreSQL runs as."""
+    return Path(tempfile.mkdtemp(prefix=prefix))
+
+
 @pytest.fixture(scope="session")
-async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[CairnStack]:
+async def stack() -> AsyncIterator[CairnStack]:
     ext = ExternalSettings()
     external = None
     if ext.database_url and ext.nats_url and ext.temporal_address:
@@ -49,7 +57,7 @@ async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Cairn
             ext.database_url, ext.nats_url, ext.temporal_address, ext.temporal_namespace
         )
     config = CairnConfig(
-        data_dir=Path(tmp_path_factory.mktemp("cairn")),
+        data_dir=stack_dir("cairn-test-"),
         scope_secret=secrets.token_urlsafe(32),
         ports=StackPorts.free(),
         gateway_port=free_port(),
@@ -57,8 +65,11 @@ async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Cairn
         service_env=dict(TEST_SERVICE_ENV),
         postgres_settings={"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"},
     )
-    async with CairnStack(config) as running:
-        yield running
+    try:
+        async with CairnStack(config) as running:
+            yield running
+    finally:
+        shutil.rmtree(config.data_dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -56,7 +56,9 @@ class CairnStack:
         self.data_dir = config.data_dir.absolute()
         self.backing: BackingStack | None = None
         if config.external is None:
-            self.backing = BackingStack(self.data_dir, config.ports, postgres_settings=config.postgres_settings)
+            self.backing = BackingStack(
+                self.data_dir, config.ports, postgres_settings=config.postgres_settings
+            )
             self.supervisor = self.backing.supervisor
         else:
             self.supervisor = ProcessSupervisor(self.data_dir / "logs")
@@ -119,15 +121,19 @@ class CairnStack:
             raise
 
     async def start_service(self, name: str, module: str, **env: str) -> int:
-        return await self.supervisor.start(name, [sys.executable, "-m", module], env={**self.env(), **env},
-                                           stop_timeout=25.0)
+        return await self.supervisor.start(
+            name, [sys.executable, "-m", module], env={**self.env(), **env}, stop_timeout=25.0
+        )
 
     async def start_gateway(self, name: str = "gateway", port: int | None = None) -> int:
         """Start a gateway process; extra replicas take another name and port (they share all state)."""
         port = port or self.config.gateway_port
         return await self.supervisor.start(
-            name, [sys.executable, "-m", "cairn_gateway"], env={**self.env(), "CAIRN_PORT": str(port)},
-            ready=lambda: _http_status_is(f"http://127.0.0.1:{port}/healthz", 200), ready_timeout=60.0,
+            name,
+            [sys.executable, "-m", "cairn_gateway"],
+            env={**self.env(), "CAIRN_PORT": str(port)},
+            ready=lambda: _http_status_is(f"http://127.0.0.1:{port}/healthz", 200),
+            ready_timeout=60.0,
             stop_timeout=25.0,
         )
 

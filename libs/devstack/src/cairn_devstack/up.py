@@ -76,9 +76,19 @@ def _bootstrap_keys(home: Path, database_url: str) -> dict[str, str]:
         stored: dict[str, str] = json.loads(keys_path.read_text())
         return stored
     out = subprocess.run(
-        [sys.executable, "-m", "cairn_gateway.cli", "bootstrap", "--database-url", database_url,
-         "--demo-tenant", "demo"],
-        check=True, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "cairn_gateway.cli",
+            "bootstrap",
+            "--database-url",
+            database_url,
+            "--demo-tenant",
+            "demo",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     keys: dict[str, str] = json.loads(out)
     keys_path.write_text(json.dumps(keys))
@@ -89,13 +99,27 @@ def _bootstrap_keys(home: Path, database_url: str) -> dict[str, str]:
 def _config(settings: UpSettings, home: Path) -> CairnConfig:
     external = None
     if settings.database_url and settings.nats_url and settings.temporal_address:
-        external = ExternalServices(settings.database_url, settings.nats_url, settings.temporal_address,
-                                    settings.temporal_namespace, settings.temporal_ui_url)
-    ports = StackPorts(postgres=settings.postgres_port, nats=settings.nats_port,
-                       nats_monitor=settings.nats_monitor_port, temporal=settings.temporal_port,
-                       temporal_ui=settings.temporal_ui_port)
-    return CairnConfig(data_dir=home, scope_secret=_secret(home), ports=ports, gateway_port=settings.gateway_port,
-                       external=external)
+        external = ExternalServices(
+            settings.database_url,
+            settings.nats_url,
+            settings.temporal_address,
+            settings.temporal_namespace,
+            settings.temporal_ui_url,
+        )
+    ports = StackPorts(
+        postgres=settings.postgres_port,
+        nats=settings.nats_port,
+        nats_monitor=settings.nats_monitor_port,
+        temporal=settings.temporal_port,
+        temporal_ui=settings.temporal_ui_port,
+    )
+    return CairnConfig(
+        data_dir=home,
+        scope_secret=_secret(home),
+        ports=ports,
+        gateway_port=settings.gateway_port,
+        external=external,
+    )
 
 
 async def _run(settings: UpSettings) -> int:
@@ -104,8 +128,10 @@ async def _run(settings: UpSettings) -> int:
     lock = _lock(home)
     if lock is None:
         pid = (home / "up.pid").read_text().strip() if (home / "up.pid").exists() else "?"
-        print(f"Cairn is already running from {home} (pid {pid}); stop it with `task down` first.",
-              file=sys.stderr)
+        print(
+            f"Cairn is already running from {home} (pid {pid}); stop it with `task down` first.",
+            file=sys.stderr,
+        )
         return 1
     (home / "up.pid").write_text(str(os.getpid()))
     stop = asyncio.Event()

@@ -1,0 +1,36 @@
+"""Exceptions raised by embedders."""
+
+from __future__ import annotations
+
+__all__ = ["EmbedderUnavailable", "EmbeddingError", "EmbeddingProviderError"]
+
+
+class EmbeddingError(Exception):
+    """Base class of every error raised by this package."""
+
+
+class EmbeddingProviderError(EmbeddingError):
+    """The embedding backend failed: HTTP error, timeout, malformed answer, wrong dimension.
+
+    Attributes:
+        status: The HTTP status of the failed response, when there was one.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class EmbedderUnavailable(EmbeddingError):
+    """No embedding can be had right now; callers should degrade (e.g. keyword-only recall).
+
+    Attributes:
+        reason: ``"circuit_open"`` when the circuit breaker rejected the call without trying,
+            ``"provider_error"`` when the provider was tried and failed.
+        retry_after_s: Seconds until the breaker lets a trial call through, when known.
+    """
+
+    def __init__(self, reason: str, *, retry_after_s: float | None = None) -> None:
+        super().__init__(f"embedder unavailable: {reason}")
+        self.reason = reason
+        self.retry_after_s = retry_after_s
