@@ -12,7 +12,7 @@ import numpy as np
 
 from cairn_devstack.cairn import CairnStack
 from cairn_embeddings import EmbeddingSettings, LocalOnnxEmbedder, content_hash
-from conftest import TenantHandle, bearer
+from conftest import TenantHandle
 from tests.e2e.test_memory import remember
 
 
@@ -40,7 +40,9 @@ async def _write(http: httpx.AsyncClient, key: str, start: int, count: int) -> N
 
     async def one(i: int) -> None:
         async with sem:
-            await remember(http, key, text=f"durable fact number {i}: the user's locker code is {i * 7919 % 10000}")
+            await remember(
+                http, key, text=f"durable fact number {i}: the user's locker code is {i * 7919 % 10000}"
+            )
 
     await asyncio.gather(*(one(i) for i in range(start, start + count)))
 
@@ -52,9 +54,9 @@ async def test_stopped_then_killed_worker_loses_nothing(
     conn = await asyncpg.connect(stack.database_url)
     # Audit every write of a vector: each row must be embedded exactly once, whatever is redelivered.
     await conn.execute(f"""
-        CREATE TABLE embed_audit_{tenant.id.replace('-', '')} (id uuid);
+        CREATE TABLE embed_audit_{tenant.id.replace("-", "")} (id uuid);
         CREATE FUNCTION embed_audit_fn() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN INSERT INTO embed_audit_{tenant.id.replace('-', '')} VALUES (NEW.id); RETURN NEW; END $$;
+        BEGIN INSERT INTO embed_audit_{tenant.id.replace("-", "")} VALUES (NEW.id); RETURN NEW; END $$;
         CREATE TRIGGER embed_audit AFTER UPDATE OF embedding ON memories
         FOR EACH ROW WHEN (NEW.tenant_id = '{tenant.id}') EXECUTE FUNCTION embed_audit_fn();
     """)
@@ -98,7 +100,7 @@ async def test_stopped_then_killed_worker_loses_nothing(
         await conn.execute(f"""
             DROP TRIGGER IF EXISTS embed_audit ON memories;
             DROP FUNCTION IF EXISTS embed_audit_fn();
-            DROP TABLE IF EXISTS embed_audit_{tenant.id.replace('-', '')};
+            DROP TABLE IF EXISTS embed_audit_{tenant.id.replace("-", "")};
         """)
         await conn.close()
         if not stack.supervisor.is_running("memory-embedder"):

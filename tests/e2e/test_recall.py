@@ -87,7 +87,9 @@ class TestRanking:
         flight = await recall(http, key, query="AF 1234", limit=3)
         assert "AF 1234" in flight["data"][0]["memory"]["text"]
 
-    async def test_small_subject_takes_the_exact_path(self, http: httpx.AsyncClient, tenant: TenantHandle) -> None:
+    async def test_small_subject_takes_the_exact_path(
+        self, http: httpx.AsyncClient, tenant: TenantHandle
+    ) -> None:
         key = await tenant.agent()
         await remember(http, key, text="The user prefers dark mode")
         await wait_embedded(http, key, 1)
@@ -109,17 +111,21 @@ class TestRanking:
 
 class TestValidation:
     @pytest.mark.parametrize("query", [None, 5, "", "   \n\t", ["a"]])
-    async def test_bad_queries_are_invalid_query(self, http: httpx.AsyncClient, tenant: TenantHandle,
-                                                 query: Any) -> None:
+    async def test_bad_queries_are_invalid_query(
+        self, http: httpx.AsyncClient, tenant: TenantHandle, query: Any
+    ) -> None:
         key = await tenant.agent()
         response = await http.post("/api/v1/memory/recall", json={"query": query}, headers=bearer(key))
         assert_envelope(response, 422, "invalid_query")
 
-    async def test_query_length_at_and_past_the_edge(self, http: httpx.AsyncClient, tenant: TenantHandle) -> None:
+    async def test_query_length_at_and_past_the_edge(
+        self, http: httpx.AsyncClient, tenant: TenantHandle
+    ) -> None:
         key = await tenant.agent()
         await recall(http, key, query="q" * limits.QUERY_MAX_CHARS)
-        response = await http.post("/api/v1/memory/recall", json={"query": "q" * (limits.QUERY_MAX_CHARS + 1)},
-                                   headers=bearer(key))
+        response = await http.post(
+            "/api/v1/memory/recall", json={"query": "q" * (limits.QUERY_MAX_CHARS + 1)}, headers=bearer(key)
+        )
         assert_envelope(response, 422, "query_too_long")
 
     async def test_limit_edges(self, http: httpx.AsyncClient, tenant: TenantHandle) -> None:
@@ -127,15 +133,18 @@ class TestValidation:
         await recall(http, key, query="x", limit=1)
         await recall(http, key, query="x", limit=limits.RECALL_LIMIT_MAX)
         for bad in (0, limits.RECALL_LIMIT_MAX + 1):
-            response = await http.post("/api/v1/memory/recall", json={"query": "x", "limit": bad},
-                                       headers=bearer(key))
+            response = await http.post(
+                "/api/v1/memory/recall", json={"query": "x", "limit": bad}, headers=bearer(key)
+            )
             assert_envelope(response, 422, "validation_error")
 
 
 class TestPartitionsAndSupersede:
     async def test_project_partition(self, http: httpx.AsyncClient, tenant: TenantHandle) -> None:
         key = await tenant.agent()
-        project = (await http.post("/api/v1/projects", json={"name": "P", "slug": "p"}, headers=bearer(key))).json()
+        project = (
+            await http.post("/api/v1/projects", json={"name": "P", "slug": "p"}, headers=bearer(key))
+        ).json()
         pid = project["data"]["id"]
         await remember(http, key, text="global: the user likes green tea")
         await remember(http, key, text="project: the build uses green tea caching", project_id=pid)
@@ -146,19 +155,26 @@ class TestPartitionsAndSupersede:
             return {h["memory"]["text"] for h in data}
 
         assert await texts() == {"global: the user likes green tea"}
-        assert await texts(project_id=pid) == {"global: the user likes green tea",
-                                               "project: the build uses green tea caching"}
+        assert await texts(project_id=pid) == {
+            "global: the user likes green tea",
+            "project: the build uses green tea caching",
+        }
         assert await texts(project_id=str(uuid.uuid4())) == {"global: the user likes green tea"}
-        malformed = await http.post("/api/v1/memory/recall", json={"query": "x", "project_id": "nope"},
-                                    headers=bearer(key))
+        malformed = await http.post(
+            "/api/v1/memory/recall", json={"query": "x", "project_id": "nope"}, headers=bearer(key)
+        )
         assert_envelope(malformed, 422, "invalid_project_id")
 
-    async def test_include_superseded_uses_the_exact_read(self, http: httpx.AsyncClient,
-                                                          tenant: TenantHandle) -> None:
+    async def test_include_superseded_uses_the_exact_read(
+        self, http: httpx.AsyncClient, tenant: TenantHandle
+    ) -> None:
         key = await tenant.agent()
         old = await remember(http, key, text="The office is in Berlin")
-        newer = await http.post(f"/api/v1/memory/{old['id']}/supersede", json={"text": "The office moved to Paris"},
-                                headers=bearer(key))
+        newer = await http.post(
+            f"/api/v1/memory/{old['id']}/supersede",
+            json={"text": "The office moved to Paris"},
+            headers=bearer(key),
+        )
         assert newer.status_code == 201
         await wait_embedded(http, key, 2)
         default = await recall(http, key, query="where is the office in Berlin")
@@ -170,12 +186,15 @@ class TestPartitionsAndSupersede:
 
 
 class TestHotness:
-    async def test_bump_respects_floor_and_cooldown(self, http: httpx.AsyncClient, tenant: TenantHandle) -> None:
+    async def test_bump_respects_floor_and_cooldown(
+        self, http: httpx.AsyncClient, tenant: TenantHandle
+    ) -> None:
         key = await seeded(http, tenant, "hot")
         result = await recall(http, key, query=FACTS[1], limit=10)
         hot = [h for h in result["data"] if h["score"] >= 0.6]
         cold = [h for h in result["data"] if h["score"] < 0.6]
-        assert hot and cold
+        assert hot
+        assert cold
         hot_id = hot[0]["memory"]["id"]
         for _ in range(50):
             got = (await http.get(f"/api/v1/memory/{hot_id}", headers=bearer(key))).json()["data"]
@@ -186,9 +205,13 @@ class TestHotness:
         assert got["last_recalled_at"]
         await recall(http, key, query=FACTS[1], limit=10)  # inside the cooldown: no second bump
         await asyncio.sleep(1.0)
-        assert (await http.get(f"/api/v1/memory/{hot_id}", headers=bearer(key))).json()["data"]["recall_count"] == 1
+        assert (await http.get(f"/api/v1/memory/{hot_id}", headers=bearer(key))).json()["data"][
+            "recall_count"
+        ] == 1
         for hit in cold:
-            row = (await http.get(f"/api/v1/memory/{hit['memory']['id']}", headers=bearer(key))).json()["data"]
+            row = (await http.get(f"/api/v1/memory/{hit['memory']['id']}", headers=bearer(key))).json()[
+                "data"
+            ]
             assert row["recall_count"] == 0
 
 
@@ -221,7 +244,9 @@ class TestFallback:
                 assert "ann_iterative_scan" not in result["meta"]
                 reasons.append(result["meta"]["reason"])
                 assert [h["memory"]["text"] for h in result["data"]] == [FACTS[1]]
-                assert all(h["score"] is None and h["selection_reason"] == "ilike_fallback" for h in result["data"])
+                assert all(
+                    h["score"] is None and h["selection_reason"] == "ilike_fallback" for h in result["data"]
+                )
             assert reasons == ["embedder_provider_error", "embedder_circuit_open"]
             await asyncio.sleep(0.5)
             page = await listed(http, key, limit=100)

@@ -42,11 +42,21 @@ async def _wait_for_env_file(path: Path, up: subprocess.Popen[str], timeout: flo
 async def test_up_runs_everything_refuses_a_twin_and_stops_clean() -> None:
     home = stack_dir("cairn-up-") / "home"
     env = _env(home)
-    up = subprocess.Popen([sys.executable, "-m", "cairn_devstack.up"], env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True)
+    up = subprocess.Popen(
+        [sys.executable, "-m", "cairn_devstack.up"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         values = await _wait_for_env_file(home / "env", up)
-        assert set(values) == {"CAIRN_GATEWAY_URL", "CAIRN_API_KEY", "CAIRN_ADMIN_KEY", "CAIRN_TEMPORAL_UI_URL"}
+        assert set(values) == {
+            "CAIRN_GATEWAY_URL",
+            "CAIRN_API_KEY",
+            "CAIRN_ADMIN_KEY",
+            "CAIRN_TEMPORAL_UI_URL",
+        }
         descendants = psutil.Process(up.pid).children(recursive=True)
         assert len(descendants) >= 9  # postgres, nats, temporal, 5 services + embedder, gateway
         async with httpx.AsyncClient(timeout=10) as client:
@@ -55,11 +65,14 @@ async def test_up_runs_everything_refuses_a_twin_and_stops_clean() -> None:
             assert all(c["status"] == "ok" for c in ready.json()["components"].values())
             ui = await client.get(values["CAIRN_TEMPORAL_UI_URL"])
             assert ui.status_code == 200
-            me = await client.get(values["CAIRN_GATEWAY_URL"] + "/api/v1/whoami",
-                                  headers={"Authorization": f"Bearer {values['CAIRN_API_KEY']}"})
+            me = await client.get(
+                values["CAIRN_GATEWAY_URL"] + "/api/v1/whoami",
+                headers={"Authorization": f"Bearer {values['CAIRN_API_KEY']}"},
+            )
             assert me.json()["data"]["subject_id"] == "demo-agent"
-        twin = subprocess.run([sys.executable, "-m", "cairn_devstack.up"], env=env, capture_output=True, text=True,
-                              timeout=60)
+        twin = subprocess.run(
+            [sys.executable, "-m", "cairn_devstack.up"], env=env, capture_output=True, text=True, timeout=60
+        )
         assert twin.returncode != 0
         assert "already running" in twin.stderr
         up.send_signal(signal.SIGINT)

@@ -41,10 +41,20 @@ async def test_ann_statement_uses_the_hnsw_index(stack: CairnStack) -> None:
     try:
         async with engine.begin() as conn:
             await conn.execute(
-                text("INSERT INTO memories (id, tenant_id, subject_id, text, embedding, embedding_content_hash) "
-                     "VALUES (:id, :t, :s, :text, CAST(:v AS vector), 'h')"),
-                [{"id": uuid.uuid4(), "t": uuid.UUID(tenant), "s": f"s{i % SUBJECTS}", "text": f"row {i}",
-                  "v": str(vectors[i].tolist())} for i in range(ROWS)],
+                text(
+                    "INSERT INTO memories (id, tenant_id, subject_id, text, embedding, embedding_content_hash) "
+                    "VALUES (:id, :t, :s, :text, CAST(:v AS vector), 'h')"
+                ),
+                [
+                    {
+                        "id": uuid.uuid4(),
+                        "t": uuid.UUID(tenant),
+                        "s": f"s{i % SUBJECTS}",
+                        "text": f"row {i}",
+                        "v": str(vectors[i].tolist()),
+                    }
+                    for i in range(ROWS)
+                ],
             )
             await conn.execute(text("ANALYZE memories"))
         scope = Scope(tenant_id=tenant, subject_id="s3", role=Role.agent, key_id="test")

@@ -111,7 +111,11 @@ class InvalidScope(CairnError):
 
 
 class SubjectUnresolvable(CairnError):
-    code, status, default_message = ErrorCode.subject_id_unresolvable, 422, "the key's subject cannot be resolved"
+    code, status, default_message = (
+        ErrorCode.subject_id_unresolvable,
+        422,
+        "the key's subject cannot be resolved",
+    )
 
 
 class ImpersonationRequired(CairnError):
@@ -128,7 +132,11 @@ class AmbiguousResolution(CairnError):
 
 
 class InvalidProjectId(CairnError):
-    code, status, default_message = ErrorCode.invalid_project_id, 422, "project_id is not a project of this tenant"
+    code, status, default_message = (
+        ErrorCode.invalid_project_id,
+        422,
+        "project_id is not a project of this tenant",
+    )
 
 
 class QuotaExceeded(CairnError):

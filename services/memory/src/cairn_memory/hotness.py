@@ -24,7 +24,9 @@ DURABLE = "memory-recall-bumps"
 SYSTEM_KEY = "system:recall-bump"  # the event names the scope; no caller key exists here
 
 
-async def bump(sessionmaker: async_sessionmaker[AsyncSession], event: MemoryRecalled, cooldown_seconds: int) -> int:
+async def bump(
+    sessionmaker: async_sessionmaker[AsyncSession], event: MemoryRecalled, cooldown_seconds: int
+) -> int:
     """Bump the event's memories inside its own (tenant, subject); a memory bumped within the cooldown is skipped."""
     scope = Scope(tenant_id=event.tenant_id, subject_id=event.subject_id, role=Role.agent, key_id=SYSTEM_KEY)
     ids = [uuid.UUID(m) for m in event.memory_ids]
@@ -42,7 +44,9 @@ async def bump(sessionmaker: async_sessionmaker[AsyncSession], event: MemoryReca
 async def consume(nc: NATS, sessionmaker: async_sessionmaker[AsyncSession], cooldown_seconds: int) -> None:
     js = nc.jetstream()
     sub = await js.pull_subscribe(
-        subjects.MEMORY_RECALLED, durable=DURABLE, stream=subjects.EVENTS_STREAM,
+        subjects.MEMORY_RECALLED,
+        durable=DURABLE,
+        stream=subjects.EVENTS_STREAM,
         config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=30),
     )
     try:
@@ -58,7 +62,9 @@ async def consume(nc: NATS, sessionmaker: async_sessionmaker[AsyncSession], cool
             await sub.unsubscribe()
 
 
-async def _handle(msgs: list[Msg], sessionmaker: async_sessionmaker[AsyncSession], cooldown_seconds: int) -> None:
+async def _handle(
+    msgs: list[Msg], sessionmaker: async_sessionmaker[AsyncSession], cooldown_seconds: int
+) -> None:
     for msg in msgs:
         try:
             event = MemoryRecalled.model_validate_json(msg.data)

@@ -16,10 +16,10 @@ from cairn_contracts.memory import (
     SessionTurnWrite,
     Source,
 )
-from cairn_storage.convert import memory_out, turn_out
 from cairn_memory.settings import MemorySettings
 from cairn_memory.store import MemoryStore
 from cairn_scope import Scope
+from cairn_storage.convert import memory_out, turn_out
 from cairn_storage.models import Memory as MemoryRow
 from cairn_storage.models import SessionMemory
 

@@ -14,5 +14,7 @@ def register(nats_service: NatsService, recall: RecallService) -> None:
         hits, meta = await recall.recall(scope, req)
         # The ANN fields appear only on reads that scanned the index; every other field always appears.
         body = meta.model_dump(exclude={"ann_iterative_scan", "ann_iterative_scan_reason"})
-        body |= meta.model_dump(include={"ann_iterative_scan", "ann_iterative_scan_reason"}, exclude_none=True)
+        body |= meta.model_dump(
+            include={"ann_iterative_scan", "ann_iterative_scan_reason"}, exclude_none=True
+        )
         return Reply(data=[h.model_dump(mode="json") for h in hits], meta=body)

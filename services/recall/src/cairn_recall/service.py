@@ -64,8 +64,14 @@ def fuse(semantic: list[Ranked], keyword: list[Ranked], k: int) -> list[tuple[uu
 
 
 class RecallService:
-    def __init__(self, sessionmaker: async_sessionmaker[AsyncSession], embedder: Embedder, settings: RecallSettings,
-                 iterative_scan: IterativeScan, publish_hot: HotPublisher) -> None:
+    def __init__(
+        self,
+        sessionmaker: async_sessionmaker[AsyncSession],
+        embedder: Embedder,
+        settings: RecallSettings,
+        iterative_scan: IterativeScan,
+        publish_hot: HotPublisher,
+    ) -> None:
         self._sm = sessionmaker
         self._embedder = embedder
         self._settings = settings
@@ -96,8 +102,9 @@ class RecallService:
             await self._publish_hot(scope, hot)
         return hits, meta
 
-    async def _healthy(self, scope: Scope, req: RecallRequest,
-                       vector: list[float] | None) -> tuple[list[RecallHit], RecallMeta]:
+    async def _healthy(
+        self, scope: Scope, req: RecallRequest, vector: list[float] | None
+    ) -> tuple[list[RecallHit], RecallMeta]:
         strategy: Literal["ann", "exact", "keyword"]
         candidates = max(req.limit, 50) if req.mode == "hybrid" else req.limit
         strategy = "exact" if vector is not None else "keyword"
@@ -109,7 +116,9 @@ class RecallService:
             if vector is not None:
                 small = await store.live_rows_at_most(scope, self._settings.recall_exact_max_rows)
                 if req.include_superseded or small <= self._settings.recall_exact_max_rows:
-                    semantic = await store.exact(scope, vector, candidates, req.project_id, req.include_superseded)
+                    semantic = await store.exact(
+                        scope, vector, candidates, req.project_id, req.include_superseded
+                    )
                 else:
                     strategy, iterative = "ann", self._iterative
                     pool = max(self._settings.recall_pool_min, candidates * self._settings.recall_pool_factor)
@@ -117,8 +126,9 @@ class RecallService:
                     await store.set_ann_options(ef, iterative.mode)
                     semantic = await store.ann(scope, vector, candidates, pool, req.project_id)
             if req.mode != "semantic" and not req.include_superseded:
-                keyword = await store.keyword(scope, req.query, max(candidates, self._settings.keyword_pool),
-                                              req.project_id)
+                keyword = await store.keyword(
+                    scope, req.query, max(candidates, self._settings.keyword_pool), req.project_id
+                )
             chosen = fuse(semantic, keyword, self._settings.rrf_k)[: req.limit]
             rows = await store.rows_with_scores(scope, [m for m, _ in chosen], vector)
         hits = [
@@ -127,18 +137,32 @@ class RecallService:
             if m in rows
         ]
         meta = RecallMeta(
-            total_count=len(hits), fallback=False, reason=None, underfilled=len(hits) < req.limit, mode=req.mode,
+            total_count=len(hits),
+            fallback=False,
+            reason=None,
+            underfilled=len(hits) < req.limit,
+            mode=req.mode,
             strategy=strategy,
             ann_iterative_scan=iterative.state if iterative else None,
-            ann_iterative_scan_reason=iterative.reason if iterative and iterative.state == "unavailable" else None,
+            ann_iterative_scan_reason=iterative.reason
+            if iterative and iterative.state == "unavailable"
+            else None,
         )
         return hits, meta
 
-    async def _fallback(self, scope: Scope, req: RecallRequest, reason: str) -> tuple[list[RecallHit], RecallMeta]:
+    async def _fallback(
+        self, scope: Scope, req: RecallRequest, reason: str
+    ) -> tuple[list[RecallHit], RecallMeta]:
         log.warning("recall degraded to ILIKE fallback: %s", reason)
         async with self._sm() as session:
             rows = await RecallStore(session).ilike_fallback(scope, req.query, req.limit, req.project_id)
         hits = [RecallHit(memory=memory_out(r), score=None, selection_reason="ilike_fallback") for r in rows]
-        meta = RecallMeta(total_count=len(hits), fallback=True, reason=f"embedder_{reason}",
-                          underfilled=len(hits) < req.limit, mode=req.mode, strategy="ilike")
+        meta = RecallMeta(
+            total_count=len(hits),
+            fallback=True,
+            reason=f"embedder_{reason}",
+            underfilled=len(hits) < req.limit,
+            mode=req.mode,
+            strategy="ilike",
+        )
         return hits, meta

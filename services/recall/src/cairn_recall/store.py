@@ -45,7 +45,9 @@ class RecallStore:
 
     async def set_ann_options(self, ef_search: int, iterative_scan: str | None) -> None:
         """Transaction-local options (pooled connections never keep them)."""
-        await self.session.execute(text("SELECT set_config('hnsw.ef_search', :v, true)"), {"v": str(ef_search)})
+        await self.session.execute(
+            text("SELECT set_config('hnsw.ef_search', :v, true)"), {"v": str(ef_search)}
+        )
         if iterative_scan:
             await self.session.execute(
                 text("SELECT set_config('hnsw.iterative_scan', :v, true)"), {"v": iterative_scan}
@@ -61,15 +63,19 @@ class RecallStore:
         )
         return int(await self.session.scalar(select(func.count()).select_from(inner.subquery())) or 0)
 
-    def ann_statement(self, scope: Scope, vector: list[float], limit: int, pool: int,
-                      project_id: str | None) -> Any:
+    def ann_statement(
+        self, scope: Scope, vector: list[float], limit: int, pool: int, project_id: str | None
+    ) -> Any:
         """Index-safe kNN: the inner query keeps only index-safe residuals so HNSW serves it; the outer
         query applies the subject scope and the project partition to the over-fetched pool."""
         distance = Memory.embedding.cosine_distance(vector)
         inner = (
             select(Memory.id, Memory.subject_id, Memory.project_id, distance.label("distance"))
-            .where(Memory.tenant_id == scope.tenant_id, Memory.embedding.is_not(None),
-                   Memory.superseded_by.is_(None))
+            .where(
+                Memory.tenant_id == scope.tenant_id,
+                Memory.embedding.is_not(None),
+                Memory.superseded_by.is_(None),
+            )
             .order_by(distance)
             .limit(pool)
             .subquery("pool")
@@ -82,19 +88,24 @@ class RecallStore:
         )
         return check_scoped(outer, scope)
 
-    async def ann(self, scope: Scope, vector: list[float], limit: int, pool: int,
-                  project_id: str | None) -> list[Ranked]:
+    async def ann(
+        self, scope: Scope, vector: list[float], limit: int, pool: int, project_id: str | None
+    ) -> list[Ranked]:
         rows = await self.session.execute(self.ann_statement(scope, vector, limit, pool, project_id))
         return [Ranked(r.id, r.distance) for r in rows]
 
-    async def exact(self, scope: Scope, vector: list[float], limit: int, project_id: str | None,
-                    include_superseded: bool) -> list[Ranked]:
+    async def exact(
+        self, scope: Scope, vector: list[float], limit: int, project_id: str | None, include_superseded: bool
+    ) -> list[Ranked]:
         """Exact bounded top-k over the subject's own rows (no index scan)."""
         distance = Memory.embedding.cosine_distance(vector)
         stmt = check_scoped(
             select(Memory.id, distance.label("distance"))
-            .where(*_subject_rows(scope, include_superseded), Memory.embedding.is_not(None),
-                   _partition(Memory.project_id, project_id))
+            .where(
+                *_subject_rows(scope, include_superseded),
+                Memory.embedding.is_not(None),
+                _partition(Memory.project_id, project_id),
+            )
             .order_by(distance)
             .limit(limit),
             scope,
@@ -109,17 +120,24 @@ class RecallStore:
         rank = func.ts_rank_cd(Memory.tsv, any_term)
         stmt = check_scoped(
             select(Memory.id, rank.label("rank"))
-            .where(*_subject_rows(scope, False), _partition(Memory.project_id, project_id),
-                   Memory.tsv.op("@@")(any_term))
+            .where(
+                *_subject_rows(scope, False),
+                _partition(Memory.project_id, project_id),
+                Memory.tsv.op("@@")(any_term),
+            )
             .order_by(rank.desc(), Memory.created_at.desc())
             .limit(limit),
             scope,
         )
         return [Ranked(r.id, r.rank) for r in await self.session.execute(stmt)]
 
-    async def ilike_fallback(self, scope: Scope, query: str, limit: int, project_id: str | None) -> list[Memory]:
+    async def ilike_fallback(
+        self, scope: Scope, query: str, limit: int, project_id: str | None
+    ) -> list[Memory]:
         """Degraded path: rows containing the query's words, most words first, then most recent first."""
-        tokens = list(dict.fromkeys(t.lower() for t in _TOKEN.findall(query)))[:MAX_FALLBACK_TOKENS] or [query.strip()]
+        tokens = list(dict.fromkeys(t.lower() for t in _TOKEN.findall(query)))[:MAX_FALLBACK_TOKENS] or [
+            query.strip()
+        ]
         matches = [Memory.text.ilike(f"%{_escape_like(t)}%", escape="\\") for t in tokens]
         matched = sum((case((m, 1), else_=0) for m in matches), start=literal(0))
         stmt = check_scoped(
@@ -131,8 +149,9 @@ class RecallStore:
         )
         return list((await self.session.execute(stmt)).scalars().all())
 
-    async def rows_with_scores(self, scope: Scope, ids: list[uuid.UUID],
-                               vector: list[float] | None) -> dict[uuid.UUID, tuple[Memory, float | None]]:
+    async def rows_with_scores(
+        self, scope: Scope, ids: list[uuid.UUID], vector: list[float] | None
+    ) -> dict[uuid.UUID, tuple[Memory, float | None]]:
         """The memories for `ids` with their cosine similarity to the query (None without a vector)."""
         if not ids:
             return {}
