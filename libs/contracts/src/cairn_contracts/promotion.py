@@ -1,8 +1,10 @@
 """Promotion: compiler candidates and the Temporal workflow's input and result."""
 
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+
+from cairn_contracts.memory import SessionId
 
 
 class Candidate(BaseModel):
@@ -19,3 +21,93 @@ class Turn(BaseModel):
 
     role: str
     content: str
+
+
+# A reserved subject the promotion eval runs under: structurally excluded from real promotion.
+EVAL_SUBJECT_ID = "__cairn_promotion_eval__"
+
+
+class PromoteRequest(BaseModel):
+    """`POST /api/v1/memory/promote`."""
+
+    model_config = ConfigDict(extra="ignore")
+    session_id: SessionId
+
+
+class PromoteAccepted(BaseModel):
+    """202 body. `status`: started (a run began), running (one was already running: this trigger joined it),
+    unchanged (the session matches its watermark: nothing to compile), noop (0 or 1 turns)."""
+
+    workflow_id: str
+    status: Literal["started", "running", "unchanged", "noop"]
+
+
+class PromoteInput(BaseModel):
+    """The promotion workflow's input: who, which session, and the budget reservation it runs under."""
+
+    tenant_id: str
+    subject_id: str
+    session_id: str
+    reservation_id: str
+    confidence_threshold: float = 0.6
+    max_candidates: int = 20
+    compile_timeout_seconds: float = 30.0
+
+
+class SessionSnapshot(BaseModel):
+    turns: list[Turn]
+    fingerprint: str
+    unchanged: bool
+
+
+class PromoteProgress(BaseModel):
+    """What the `progress` query returns while a promotion runs."""
+
+    stage: str = "starting"
+    turns: int = 0
+    candidates: int = 0
+    survivors: int = 0
+    promoted: int = 0
+    superseded: int = 0
+    deduped: int = 0
+    dropped_quota: int = 0
+
+
+class PromoteResult(PromoteProgress):
+    status: Literal["promoted", "unchanged", "noop"] = "promoted"
+    fingerprint: str | None = None
+
+
+class PersistPromotedRequest(BaseModel):
+    """NATS `cairn.v1.memory.persist_promoted`: survivors of the confidence gate, for the memory service."""
+
+    session_id: str
+    candidates: list[Candidate]
+
+
+class PersistPromotedResult(BaseModel):
+    promoted: int = 0
+    superseded: int = 0
+    deduped: int = 0
+    dropped_quota: int = 0
+    memory_ids: list[str] = []
+
+
+class SweepResult(BaseModel):
+    considered: int = 0
+    started: int = 0
+    already_running: int = 0
+    over_budget: int = 0
+
+
+class SweepParams(BaseModel):
+    confidence_threshold: float = 0.6
+    max_candidates: int = 20
+    compile_timeout_seconds: float = 30.0
+    task_queue: str = "cairn-promotion"
+
+
+class SweepCandidate(BaseModel):
+    tenant_id: str
+    subject_id: str
+    session_id: str

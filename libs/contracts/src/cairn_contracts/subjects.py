@@ -11,7 +11,11 @@ MEMORY_FORGET: Final = "cairn.v1.memory.forget"
 MEMORY_SUPERSEDE: Final = "cairn.v1.memory.supersede"
 SESSION_HISTORY: Final = "cairn.v1.memory.session_history"
 
+MEMORY_PERSIST_PROMOTED: Final = "cairn.v1.memory.persist_promoted"
+
 RECALL_MEMORY: Final = "cairn.v1.recall.memory"
+
+PROMOTION_PROMOTE: Final = "cairn.v1.promotion.promote"
 
 # JetStream: durable background work. One stream holds every memory event.
 EVENTS_STREAM: Final = "CAIRN_MEMORY_EVENTS"

@@ -171,3 +171,17 @@ class SessionPromotion(Base):
     promoted_count: Mapped[int] = mapped_column(Integer, default=0)
     dropped_count: Mapped[int] = mapped_column(Integer, default=0)
     updated_at: Mapped[datetime] = _created()
+
+
+class PromotionRun(Base):
+    """A reserved unit of a tenant's hourly compile budget; released runs are deleted."""
+
+    __tablename__ = "promotion_runs"
+    __table_args__ = (Index("promotion_runs_budget_idx", "tenant_id", "reserved_at"),)
+    id: Mapped[uuid.UUID] = _uuid_pk()
+    tenant_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True))
+    subject_id: Mapped[str] = mapped_column(String(200))
+    session_id: Mapped[str] = mapped_column(String(400))
+    status: Mapped[str] = mapped_column(String(20), default="reserved")
+    reserved_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

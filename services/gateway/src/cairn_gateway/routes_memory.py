@@ -16,6 +16,7 @@ from cairn_contracts.memory import (
     SessionTurn,
     SupersedeRequest,
 )
+from cairn_contracts.promotion import PromoteAccepted, PromoteRequest
 from cairn_contracts.recall import RecallHit, RecallRequest
 from cairn_gateway.deps import ScopeDep, StateDep, WriteScopeDep
 
@@ -52,6 +53,15 @@ async def list_memories(
 async def recall(body: RecallRequest, state: StateDep, scope: ScopeDep) -> dict[str, Any]:
     """Recall the caller's memories for a query: hybrid by default, never a silent empty (see meta)."""
     reply = await state.services.request(subjects.RECALL_MEMORY, scope, body)
+    return _envelope(reply.data, reply.meta)
+
+
+@router.post(
+    "/memory/promote", status_code=status.HTTP_202_ACCEPTED, response_model=DataEnvelope[PromoteAccepted]
+)
+async def promote(body: PromoteRequest, state: StateDep, scope: WriteScopeDep) -> dict[str, Any]:
+    """Promote a session's turns into long-term memories (a Temporal workflow; 429 when over budget)."""
+    reply = await state.services.request(subjects.PROMOTION_PROMOTE, scope, body)
     return _envelope(reply.data, reply.meta)
 
 

@@ -8,9 +8,11 @@ from contextlib import AsyncExitStack
 from nats.aio.client import Client as NATS
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from cairn_embeddings import EmbeddingSettings, build_embedder
 from cairn_memory.events import CreatedPublisher, ensure_stream
 from cairn_memory.handlers import register
 from cairn_memory.hotness import consume as consume_recalled
+from cairn_memory.promoted import PromotedWriter
 from cairn_memory.service import MemoryService
 from cairn_memory.settings import MemorySettings
 from cairn_memory.store import prune_expired_turns
@@ -41,7 +43,14 @@ async def setup(settings: MemorySettings, stack: AsyncExitStack, nc: NATS) -> Na
     js = nc.jetstream()
     await ensure_stream(js)
     service = NatsService("memory", settings)
-    register(service, MemoryService(sessionmaker, settings, CreatedPublisher(js)))
+    # Promotion embeds synchronously (near-duplicates must be caught at write time): load the model here too.
+    embedder = await asyncio.to_thread(build_embedder, EmbeddingSettings())
+    stack.push_async_callback(embedder.close)
+    register(
+        service,
+        MemoryService(sessionmaker, settings, CreatedPublisher(js)),
+        PromotedWriter(sessionmaker, embedder, settings),
+    )
     service.health_check(postgres_check(sessionmaker))
     background = [
         asyncio.create_task(prune_loop(sessionmaker, settings.session_prune_interval_seconds)),

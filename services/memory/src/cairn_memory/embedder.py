@@ -13,7 +13,6 @@ import uuid
 
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
-from nats.errors import TimeoutError as NatsTimeout
 from nats.js.api import AckPolicy, ConsumerConfig
 from pydantic import ValidationError
 from sqlalchemy import select, text
@@ -131,7 +130,7 @@ class EmbeddingWorker:
                     msgs = await sub.fetch(
                         self._settings.embed_batch_size, timeout=self._settings.embed_fetch_timeout_seconds
                     )
-                except NatsTimeout:
+                except TimeoutError:  # nats raises both its own and asyncio.TimeoutError
                     continue
                 await self.handle_batch(msgs)
         finally:

@@ -10,12 +10,18 @@ from cairn_contracts.memory import (
     SessionTurnWrite,
     SupersedeRequest,
 )
+from cairn_contracts.promotion import PersistPromotedRequest
+from cairn_memory.promoted import PromotedWriter
 from cairn_memory.service import MemoryService
 from cairn_scope import Scope
 from cairn_servicekit import NatsService
 
 
-def register(nats_service: NatsService, memory: MemoryService) -> None:
+def register(nats_service: NatsService, memory: MemoryService, promoted: PromotedWriter) -> None:
+    @nats_service.route(subjects.MEMORY_PERSIST_PROMOTED, PersistPromotedRequest)
+    async def persist_promoted(scope: Scope, req: PersistPromotedRequest) -> Reply:
+        return Reply(data=(await promoted.persist(scope, req)).model_dump(mode="json"))
+
     @nats_service.route(subjects.MEMORY_REMEMBER, RememberMessage)
     async def remember(scope: Scope, req: RememberMessage) -> Reply:
         body = req.root

@@ -6,7 +6,6 @@ import uuid
 
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
-from nats.errors import TimeoutError as NatsTimeout
 from nats.js.api import AckPolicy, ConsumerConfig
 from pydantic import ValidationError
 from sqlalchemy import func, or_
@@ -53,7 +52,7 @@ async def consume(nc: NATS, sessionmaker: async_sessionmaker[AsyncSession], cool
         while True:
             try:
                 msgs = await sub.fetch(50, timeout=1)
-            except NatsTimeout:
+            except TimeoutError:  # nats raises both its own and asyncio.TimeoutError
                 continue
             await _handle(msgs, sessionmaker, cooldown_seconds)
     finally:

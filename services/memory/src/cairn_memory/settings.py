@@ -11,6 +11,8 @@ class MemorySettings(ServiceSettings):
     session_prune_interval_seconds: float = 60.0
     # A memory's recall_count is bumped at most once per this many seconds.
     hot_cooldown_seconds: int = 3600
+    # A promoted candidate this similar (cosine) to a live promoted memory supersedes it.
+    promotion_near_duplicate_threshold: float = 0.9
     # Embedding worker
     embed_batch_size: int = 64
     embed_fetch_timeout_seconds: float = 1.0

@@ -1,31 +1,48 @@
-"""`python -m cairn_promotion`: the promotion service's NATS face and its Temporal connection."""
+"""`python -m cairn_promotion`: the promotion trigger over NATS and the Temporal worker."""
 
 import asyncio
+import contextlib
 from contextlib import AsyncExitStack
 
 from nats.aio.client import Client as NATS
 
-from cairn_servicekit import NatsService, ServiceSettings, run_service
-from cairn_servicekit.health import connect_temporal, postgres_check, temporal_check
+from cairn_promotion.activities import PromotionActivities
+from cairn_promotion.handlers import register
+from cairn_promotion.settings import PromotionSettings
+from cairn_promotion.trigger import PromotionTrigger
+from cairn_promotion.worker import build_compiler, build_worker, connect, ensure_sweep_schedule
+from cairn_servicekit import NatsService, ServiceClient, run_service
+from cairn_servicekit.health import postgres_check, temporal_check
 from cairn_storage import create_engine, make_sessionmaker
-
-SERVICE = "promotion"
-TASK_QUEUE = "cairn-promotion"
 
 
 def main() -> None:
-    settings = ServiceSettings()  # scope_secret comes from the environment
+    settings = PromotionSettings()  # refuses to start unless sweep_interval < sweep_window < session_ttl
 
     async def wire(stack: AsyncExitStack, nc: NATS) -> NatsService:
-        engine = create_engine(settings.database_url, pool_size=2)
+        engine = create_engine(settings.database_url, pool_size=5)
         stack.push_async_callback(engine.dispose)
-        temporal = await connect_temporal(settings.temporal_address, settings.temporal_namespace)
-        service = NatsService(SERVICE, settings)
-        service.health_check(postgres_check(make_sessionmaker(engine)))
+        sessionmaker = make_sessionmaker(engine)
+        temporal = await connect(settings)
+        services = ServiceClient(nc, settings.scope_secret, settings.request_timeout_seconds)
+        activities = PromotionActivities(sessionmaker, build_compiler(settings), services, settings)
+        worker = build_worker(temporal, settings, activities)
+        running = asyncio.create_task(worker.run())
+
+        async def stop_worker() -> None:
+            await worker.shutdown()
+            with contextlib.suppress(asyncio.CancelledError):
+                await running
+
+        stack.push_async_callback(stop_worker)
+        await ensure_sweep_schedule(temporal, settings)
+        service = NatsService("promotion", settings)
+        register(service, PromotionTrigger(sessionmaker, temporal, settings))
+        service.health_check(postgres_check(sessionmaker))
         service.health_check(temporal_check(temporal))
         return service
 
-    asyncio.run(run_service(SERVICE, settings, wire))
+    asyncio.run(run_service("promotion", settings, wire))
 
 
 if __name__ == "__main__":

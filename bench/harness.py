@@ -1,0 +1,102 @@
+"""A private Cairn stack for a benchmark run: temp dir, free ports, a superadmin key, tenant helpers."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import shutil
+import statistics
+import tempfile
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from cairn_devstack import StackPorts, free_port
+from cairn_devstack.cairn import CairnConfig, CairnStack
+from cairn_gateway.cli import bootstrap
+
+BENCH_ENV = {
+    "CAIRN_RATE_LIMIT_PER_SECOND": "1000000",
+    "CAIRN_RATE_LIMIT_BURST": "1000000",
+    "CAIRN_LOG_LEVEL": "WARNING",
+}
+
+
+@dataclass
+class Bench:
+    stack: CairnStack
+    http: httpx.AsyncClient
+    admin_key: str
+
+    def auth(self, key: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {key}"}
+
+    async def tenant(self, **limits: int) -> str:
+        r = await self.http.post(
+            "/api/v1/tenants",
+            json={"name": f"bench-{uuid.uuid4().hex[:10]}"},
+            headers=self.auth(self.admin_key),
+        )
+        r.raise_for_status()
+        tenant_id: str = r.json()["data"]["id"]
+        if limits:
+            patched = await self.http.patch(
+                f"/api/v1/tenants/{tenant_id}", json=limits, headers=self.auth(self.admin_key)
+            )
+            patched.raise_for_status()
+        return tenant_id
+
+    async def agent_key(self, tenant_id: str, agent_id: str) -> str:
+        r = await self.http.post(
+            "/api/v1/keys",
+            json={"tenant_id": tenant_id, "role": "agent", "agent_id": agent_id},
+            headers=self.auth(self.admin_key),
+        )
+        r.raise_for_status()
+        key: str = r.json()["data"]["key"]
+        return key
+
+
+@asynccontextmanager
+async def running_stack(extra_env: dict[str, str] | None = None) -> AsyncIterator[Bench]:
+    data_dir = Path(tempfile.mkdtemp(prefix="cairn-bench-"))
+    config = CairnConfig(
+        data_dir=data_dir,
+        scope_secret=secrets.token_urlsafe(32),
+        ports=StackPorts.free(),
+        gateway_port=free_port(),
+        service_env={**BENCH_ENV, **(extra_env or {})},
+    )
+    try:
+        async with CairnStack(config) as stack:
+            admin = (await bootstrap(stack.database_url, None))["admin_key"]
+            async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=60) as http:
+                yield Bench(stack, http, str(admin))
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def summary_ms(values: list[float]) -> str:
+    return (
+        f"p50 {statistics.median(values) * 1000:.2f} ms, p95 {percentile(values, 0.95) * 1000:.2f} ms, "
+        f"n={len(values)}"
+    )
+
+
+async def gather_limited(limit: int, coros: list[object]) -> list[object]:
+    sem = asyncio.Semaphore(limit)
+
+    async def run(coro: object) -> object:
+        async with sem:
+            return await coro  # type: ignore[misc]
+
+    return await asyncio.gather(*(run(c) for c in coros))

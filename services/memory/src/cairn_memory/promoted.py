@@ -1,0 +1,119 @@
+"""Persisting promotion survivors: embedded at write time, so near-duplicates are caught before they land.
+
+Exact content hash -> no-op. A paraphrase above the near-duplicate threshold supersedes the prior
+*promoted* row (never an explicit one). A subject at quota drops the rest, counted.
+"""
+
+import uuid
+
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from cairn_contracts.errors import Forbidden, ServiceUnavailable
+from cairn_contracts.memory import Source
+from cairn_contracts.promotion import EVAL_SUBJECT_ID, PersistPromotedRequest, PersistPromotedResult
+from cairn_embeddings import Embedder, EmbeddingError, content_hash
+from cairn_memory.settings import MemorySettings
+from cairn_memory.store import MemoryStore
+from cairn_scope import Scope, check_scoped
+from cairn_storage.models import Memory
+
+
+class PromotedWriter:
+    def __init__(
+        self, sessionmaker: async_sessionmaker[AsyncSession], embedder: Embedder, settings: MemorySettings
+    ) -> None:
+        self._sm = sessionmaker
+        self._embedder = embedder
+        self._settings = settings
+
+    async def persist(self, scope: Scope, req: PersistPromotedRequest) -> PersistPromotedResult:
+        if scope.subject_id == EVAL_SUBJECT_ID:
+            raise Forbidden("the promotion eval subject is never persisted")
+        result = PersistPromotedResult()
+        if not req.candidates:
+            return result
+        try:
+            vectors = await self._embedder.embed([c.text for c in req.candidates])
+        except EmbeddingError as exc:
+            raise ServiceUnavailable(f"embedding unavailable: {exc}") from None  # the activity retries
+        async with self._sm.begin() as session:
+            store = MemoryStore(session)
+            await store.lock_scope(scope)
+            quota = await store.quota(scope.tenant_id, self._settings.default_memory_quota)
+            live = await store.live_count(scope)
+            for candidate, vector in zip(req.candidates, vectors, strict=True):
+                digest = content_hash(candidate.text)
+                if await self._has_promoted_hash(session, scope, digest):
+                    result.deduped += 1
+                    continue
+                near = await self._nearest_live_promoted(session, scope, vector)
+                if near is None and live >= quota:
+                    result.dropped_quota += 1
+                    continue
+                new_id = uuid.uuid4()
+                await session.execute(
+                    insert(Memory)
+                    .values(
+                        id=new_id,
+                        tenant_id=uuid.UUID(scope.tenant_id),
+                        subject_id=scope.subject_id,
+                        text=candidate.text,
+                        embedding=vector,
+                        embedding_content_hash=digest,
+                        embedding_model=self._embedder.name,
+                        confidence=candidate.confidence,
+                        source=Source.promoted.value,
+                        source_session_id=req.session_id,
+                        tags=candidate.tags,
+                        metadata_={},
+                        recall_count=0,
+                    )
+                    .on_conflict_do_nothing()
+                )
+                result.memory_ids.append(str(new_id))
+                if near is not None:
+                    near.superseded_by = new_id
+                    result.superseded += 1
+                else:
+                    live += 1
+                    result.promoted += 1
+        return result
+
+    async def _has_promoted_hash(self, session: AsyncSession, scope: Scope, digest: str) -> bool:
+        stmt = check_scoped(
+            select(Memory.id)
+            .where(
+                Memory.tenant_id == scope.tenant_id,
+                Memory.subject_id == scope.subject_id,
+                Memory.source == Source.promoted.value,
+                Memory.embedding_content_hash == digest,
+            )
+            .limit(1),
+            scope,
+        )
+        return (await session.scalar(stmt)) is not None
+
+    async def _nearest_live_promoted(
+        self, session: AsyncSession, scope: Scope, vector: list[float]
+    ) -> Memory | None:
+        distance = Memory.embedding.cosine_distance(vector)
+        stmt = check_scoped(
+            select(Memory, distance.label("distance"))
+            .where(
+                Memory.tenant_id == scope.tenant_id,
+                Memory.subject_id == scope.subject_id,
+                Memory.source == Source.promoted.value,
+                Memory.superseded_by.is_(None),
+                Memory.embedding.is_not(None),
+            )
+            .order_by(distance)
+            .limit(1),
+            scope,
+        )
+        row = (await session.execute(stmt)).first()
+        if row is None or 1 - row.distance < self._settings.promotion_near_duplicate_threshold:
+            return None
+        found: Memory = row.Memory
+        return found

@@ -1,0 +1,128 @@
+"""Promotion activities: every piece of I/O the workflows do."""
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from cairn_contracts import subjects
+from cairn_contracts.errors import CairnError
+from cairn_contracts.identity import Role
+from cairn_contracts.promotion import (
+    EVAL_SUBJECT_ID,
+    Candidate,
+    PersistPromotedRequest,
+    PersistPromotedResult,
+    PromoteInput,
+    PromoteResult,
+    SessionSnapshot,
+    SweepCandidate,
+    Turn,
+)
+from cairn_promotion.compiler import Compiler, session_fingerprint
+from cairn_promotion.settings import PromotionSettings
+from cairn_promotion.store import PromotionStore
+from cairn_scope import Scope
+from cairn_servicekit import ServiceClient
+
+SYSTEM_KEY = "system:promotion"  # promotion acts for the session's own subject, never another
+
+
+def subject_scope(tenant_id: str, subject_id: str) -> Scope:
+    return Scope(tenant_id=tenant_id, subject_id=subject_id, role=Role.agent, key_id=SYSTEM_KEY)
+
+
+class PromotionActivities:
+    def __init__(
+        self,
+        sessionmaker: async_sessionmaker[AsyncSession],
+        compiler: Compiler,
+        services: ServiceClient,
+        settings: PromotionSettings,
+    ) -> None:
+        self._sm = sessionmaker
+        self._compiler = compiler
+        self._services = services
+        self._settings = settings
+
+    @activity.defn
+    async def snapshot(self, inp: PromoteInput) -> SessionSnapshot:
+        """Read the session's turns (scope-enforced) and compare their fingerprint to the watermark."""
+        scope = subject_scope(inp.tenant_id, inp.subject_id)
+        async with self._sm() as session:
+            store = PromotionStore(session)
+            turns = await store.turns(scope, inp.session_id)
+            watermark = await store.watermark(scope, inp.session_id)
+        fingerprint = session_fingerprint(turns)
+        return SessionSnapshot(turns=turns, fingerprint=fingerprint, unchanged=watermark == fingerprint)
+
+    @activity.defn
+    async def compile(self, turns: list[Turn]) -> list[Candidate]:
+        """Compile the recent turn window into candidates. Session content is data, never instructions."""
+        return await self._compiler.compile(turns)
+
+    @activity.defn
+    async def persist(self, inp: PromoteInput, candidates: list[Candidate]) -> PersistPromotedResult:
+        """Hand survivors to the memory service, which owns every write (hash dedupe, supersede, quota)."""
+        if inp.subject_id == EVAL_SUBJECT_ID:
+            raise ApplicationError("the eval subject is never promoted", non_retryable=True)
+        request = PersistPromotedRequest(session_id=inp.session_id, candidates=candidates)
+        try:
+            reply = await self._services.request(
+                subjects.MEMORY_PERSIST_PROMOTED,
+                subject_scope(inp.tenant_id, inp.subject_id),
+                request,
+                timeout=60,
+            )
+        except CairnError as exc:
+            if exc.status < 500:
+                raise ApplicationError(exc.message, type=type(exc).__name__, non_retryable=True) from exc
+            raise
+        return PersistPromotedResult.model_validate(reply.data)
+
+    @activity.defn
+    async def advance_watermark(self, inp: PromoteInput, result: PromoteResult) -> None:
+        assert result.fingerprint is not None
+        async with self._sm.begin() as session:
+            await PromotionStore(session).advance_watermark(
+                subject_scope(inp.tenant_id, inp.subject_id),
+                inp.session_id,
+                result.fingerprint,
+                result.promoted,
+                result.dropped_quota,
+            )
+
+    @activity.defn
+    async def finish_run(self, reservation_id: str, status: str) -> None:
+        async with self._sm.begin() as session:
+            await PromotionStore(session).finish(reservation_id, status)
+
+    @activity.defn
+    async def release_run(self, reservation_id: str) -> None:
+        async with self._sm.begin() as session:
+            await PromotionStore(session).release(reservation_id)
+
+    @activity.defn
+    async def sweep_candidates(self) -> list[SweepCandidate]:
+        async with self._sm() as session:
+            found = await PromotionStore(session).sweep_candidates(
+                self._settings.sweep_window_seconds, self._settings.sweep_max_sessions
+            )
+        changed = []
+        for candidate in found:
+            snap = await self.snapshot(PromoteInput(**candidate.model_dump(), reservation_id=""))
+            if not snap.unchanged:
+                changed.append(candidate)
+        return changed
+
+    @activity.defn
+    async def reserve(self, candidate: SweepCandidate) -> str | None:
+        """A budget reservation for the sweep, or None when the tenant's budget is spent."""
+        try:
+            async with self._sm.begin() as session:
+                return await PromotionStore(session).reserve(
+                    subject_scope(candidate.tenant_id, candidate.subject_id),
+                    candidate.session_id,
+                    self._settings.default_budget_per_hour,
+                )
+        except CairnError:
+            return None

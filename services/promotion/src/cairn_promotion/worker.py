@@ -1,0 +1,94 @@
+"""Wiring: compiler choice, the Temporal worker, and the sweep schedule."""
+
+from datetime import timedelta
+
+from temporalio.client import (
+    Client,
+    Schedule,
+    ScheduleActionStartWorkflow,
+    ScheduleAlreadyRunningError,
+    ScheduleIntervalSpec,
+    ScheduleOverlapPolicy,
+    SchedulePolicy,
+    ScheduleSpec,
+    ScheduleUpdate,
+    ScheduleUpdateInput,
+)
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.worker import Worker
+
+from cairn_contracts.promotion import SweepParams
+from cairn_promotion.activities import PromotionActivities
+from cairn_promotion.compiler import Compiler, OfflineCompiler
+from cairn_promotion.llm_compiler import OpenAICompatibleCompiler
+from cairn_promotion.settings import PromotionSettings
+from cairn_promotion.workflows import PromoteSession, SweepSessions
+
+SWEEP_SCHEDULE_ID = "cairn-promotion-sweep"
+
+
+def build_compiler(settings: PromotionSettings) -> Compiler:
+    if settings.compiler == "openai":
+        assert settings.compiler_openai_base_url and settings.compiler_openai_api_key
+        assert settings.compiler_openai_model
+        return OpenAICompatibleCompiler(
+            settings.compiler_openai_base_url,
+            settings.compiler_openai_api_key.get_secret_value(),
+            settings.compiler_openai_model,
+            timeout=settings.compile_timeout_seconds,
+        )
+    return OfflineCompiler()
+
+
+async def connect(settings: PromotionSettings) -> Client:
+    from cairn_servicekit.health import connect_temporal
+
+    client = await connect_temporal(settings.temporal_address, settings.temporal_namespace)
+    return Client(
+        client.service_client, namespace=settings.temporal_namespace, data_converter=pydantic_data_converter
+    )
+
+
+def build_worker(client: Client, settings: PromotionSettings, activities: PromotionActivities) -> Worker:
+    return Worker(
+        client,
+        task_queue=settings.task_queue,
+        workflows=[PromoteSession, SweepSessions],
+        activities=[
+            activities.snapshot,
+            activities.compile,
+            activities.persist,
+            activities.advance_watermark,
+            activities.finish_run,
+            activities.release_run,
+            activities.sweep_candidates,
+            activities.reserve,
+        ],
+    )
+
+
+async def ensure_sweep_schedule(client: Client, settings: PromotionSettings) -> None:
+    """Create the sweep schedule, or bring an existing one to the configured interval."""
+    params = SweepParams(
+        confidence_threshold=settings.confidence_threshold,
+        max_candidates=settings.max_candidates,
+        compile_timeout_seconds=settings.compile_timeout_seconds,
+        task_queue=settings.task_queue,
+    )
+    schedule = Schedule(
+        action=ScheduleActionStartWorkflow(
+            SweepSessions.run, params, id=SWEEP_SCHEDULE_ID, task_queue=settings.task_queue
+        ),
+        spec=ScheduleSpec(
+            intervals=[ScheduleIntervalSpec(every=timedelta(seconds=settings.sweep_interval_seconds))]
+        ),
+        policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP),
+    )
+    try:
+        await client.create_schedule(SWEEP_SCHEDULE_ID, schedule)
+    except ScheduleAlreadyRunningError:
+
+        def replace(_: ScheduleUpdateInput) -> ScheduleUpdate:
+            return ScheduleUpdate(schedule=schedule)
+
+        await client.get_schedule_handle(SWEEP_SCHEDULE_ID).update(replace)
