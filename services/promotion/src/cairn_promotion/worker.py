@@ -29,7 +29,8 @@ SWEEP_SCHEDULE_ID = "cairn-promotion-sweep"
 
 def build_compiler(settings: PromotionSettings) -> Compiler:
     if settings.compiler == "openai":
-        assert settings.compiler_openai_base_url and settings.compiler_openai_api_key
+        assert settings.compiler_openai_base_url
+        assert settings.compiler_openai_api_key
         assert settings.compiler_openai_model
         return OpenAICompatibleCompiler(
             settings.compiler_openai_base_url,
