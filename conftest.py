@@ -29,6 +29,7 @@ TEST_SERVICE_ENV = {
     "CAIRN_RATE_LIMIT_PER_SECOND": "100000",
     "CAIRN_RATE_LIMIT_BURST": "100000",
     "CAIRN_LOG_LEVEL": "WARNING",
+    "CAIRN_PROVIDER_CACHE_TTL_SECONDS": "1",
     # Subjects with more than 5 embedded rows take the index-safe ANN path, so tests exercise both.
     "CAIRN_RECALL_EXACT_MAX_ROWS": "5",
 }
@@ -59,6 +60,7 @@ async def stack() -> AsyncIterator[CairnStack]:
     config = CairnConfig(
         data_dir=stack_dir("cairn-test-"),
         scope_secret=secrets.token_urlsafe(32),
+        provider_secrets_key=secrets.token_urlsafe(32),
         ports=StackPorts.free(),
         gateway_port=free_port(),
         external=external,

@@ -67,6 +67,7 @@ async def running_stack(extra_env: dict[str, str] | None = None) -> AsyncIterato
     config = CairnConfig(
         data_dir=data_dir,
         scope_secret=secrets.token_urlsafe(32),
+        provider_secrets_key=secrets.token_urlsafe(32),
         ports=StackPorts.free(),
         gateway_port=free_port(),
         service_env={**BENCH_ENV, **(extra_env or {})},

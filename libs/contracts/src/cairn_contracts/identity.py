@@ -96,3 +96,33 @@ class Project(BaseModel):
     slug: str
     repo_url: str | None
     created_at: datetime
+
+
+class ProviderSettingsIn(BaseModel):
+    """A tenant's own OpenAI-compatible endpoint (bring your own key). The key is stored encrypted."""
+
+    model_config = ConfigDict(extra="ignore")
+    base_url: Annotated[
+        str, StringConstraints(strip_whitespace=True, max_length=500, pattern=r"^https?://\S+$")
+    ]
+    model: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+    api_key: Annotated[str, StringConstraints(max_length=500)] | None = None
+
+
+class TenantProvidersUpdate(BaseModel):
+    """`PUT /api/v1/tenants/{id}/providers`: a kind given as null is removed; a kind left out is unchanged."""
+
+    model_config = ConfigDict(extra="ignore")
+    embedding: ProviderSettingsIn | None = None
+    compiler: ProviderSettingsIn | None = None
+
+
+class ProviderSettingsOut(BaseModel):
+    base_url: str
+    model: str
+    has_api_key: bool
+
+
+class TenantProvidersOut(BaseModel):
+    embedding: ProviderSettingsOut | None
+    compiler: ProviderSettingsOut | None

@@ -41,6 +41,7 @@ class ExternalServices:
 class CairnConfig:
     data_dir: Path
     scope_secret: str
+    provider_secrets_key: str
     ports: StackPorts = field(default_factory=StackPorts.defaults)
     gateway_port: int = 58080
     external: ExternalServices | None = None
@@ -99,6 +100,7 @@ class CairnStack:
             "CAIRN_TEMPORAL_ADDRESS": self.temporal_address,
             "CAIRN_TEMPORAL_NAMESPACE": self.temporal_namespace,
             "CAIRN_SCOPE_SECRET": self.config.scope_secret,
+            "CAIRN_PROVIDER_SECRETS_KEY": self.config.provider_secrets_key,
             "CAIRN_PORT": str(self.config.gateway_port),
             "CAIRN_HOST": "127.0.0.1",
             "PYTHONUNBUFFERED": "1",

@@ -54,8 +54,8 @@ def _lock(home: Path) -> IO[str] | None:
     return handle
 
 
-def _secret(home: Path) -> str:
-    path = home / "scope_secret"
+def _secret(home: Path, name: str = "scope_secret") -> str:
+    path = home / name
     if not path.exists():
         path.write_text(secrets.token_urlsafe(32))
         path.chmod(0o600)
@@ -116,6 +116,7 @@ def _config(settings: UpSettings, home: Path) -> CairnConfig:
     return CairnConfig(
         data_dir=home,
         scope_secret=_secret(home),
+        provider_secrets_key=_secret(home, "provider_secrets_key"),
         ports=ports,
         gateway_port=settings.gateway_port,
         external=external,

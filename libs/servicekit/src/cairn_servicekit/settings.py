@@ -14,6 +14,10 @@ class ServiceSettings(BaseSettings):
     temporal_address: str = "127.0.0.1:57233"
     temporal_namespace: str = "cairn"
     scope_secret: str
+    # Encrypts tenants' own provider API keys at rest; without it no tenant provider key can be used.
+    provider_secrets_key: str | None = None
+    # A tenant's provider settings are re-read after this long (a change applies within it).
+    provider_cache_ttl_seconds: float = 30.0
     request_timeout_seconds: float = 10.0
     shutdown_grace_seconds: float = 20.0
     log_level: str = "INFO"

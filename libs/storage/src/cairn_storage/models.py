@@ -185,3 +185,19 @@ class PromotionRun(Base):
     status: Mapped[str] = mapped_column(String(20), default="reserved")
     reserved_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class TenantProvider(Base):
+    """A tenant's own model endpoints; API keys are Fernet tokens (`cairn_providers.SecretBox`)."""
+
+    __tablename__ = "tenant_providers"
+    tenant_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("tenants.id", ondelete="CASCADE"), primary_key=True
+    )
+    embedding_base_url: Mapped[str | None] = mapped_column(String(500))
+    embedding_model: Mapped[str | None] = mapped_column(String(200))
+    embedding_api_key: Mapped[str | None] = mapped_column(Text)
+    compiler_base_url: Mapped[str | None] = mapped_column(String(500))
+    compiler_model: Mapped[str | None] = mapped_column(String(200))
+    compiler_api_key: Mapped[str | None] = mapped_column(Text)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

@@ -56,6 +56,26 @@ async def patch_tenant(
     return DataEnvelope(data=await state.store.patch_tenant(tenant_id, body))
 
 
+@router.put("/tenants/{tenant_id}/providers", tags=["admin"])
+async def put_tenant_providers(
+    tenant_id: str, body: contract.TenantProvidersUpdate, state: StateDep, _: SuperadminDep, __: WriteKeyDep
+) -> DataEnvelope[contract.TenantProvidersOut]:
+    """Set a tenant's own embedding / compiler endpoint and key (bring your own key; stored encrypted)."""
+    if not await state.store.tenant_exists(tenant_id):
+        raise NotFound("no such tenant")
+    return DataEnvelope(data=await state.store.save_providers(tenant_id, body))
+
+
+@router.get("/tenants/{tenant_id}/providers", tags=["admin"])
+async def get_tenant_providers(
+    tenant_id: str, state: StateDep, _: SuperadminDep
+) -> DataEnvelope[contract.TenantProvidersOut]:
+    """A tenant's provider settings; keys are never shown, only whether one is set."""
+    if not await state.store.tenant_exists(tenant_id):
+        raise NotFound("no such tenant")
+    return DataEnvelope(data=await state.store.providers(tenant_id))
+
+
 @router.post("/keys", status_code=status.HTTP_201_CREATED, tags=["admin"])
 async def create_key(
     body: contract.KeyCreate, state: StateDep, key: WriteKeyDep

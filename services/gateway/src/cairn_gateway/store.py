@@ -8,12 +8,14 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn_contracts import identity as contract
-from cairn_contracts.errors import AlreadyExists, AmbiguousResolution, NotFound
+from cairn_contracts.errors import AlreadyExists, AmbiguousResolution, NotFound, ServiceUnavailable
 from cairn_contracts.identity import Role
 from cairn_gateway.keys import display_prefix, key_hash, new_key
 from cairn_gateway.repo_url import repo_key
+from cairn_providers import SecretBox, save_providers
+from cairn_providers.config import describe
 from cairn_scope import KeyIdentity
-from cairn_storage.models import ApiKey, Project, Tenant
+from cairn_storage.models import ApiKey, Project, Tenant, TenantProvider
 
 
 def parse_uuid(value: str) -> uuid.UUID | None:
@@ -60,8 +62,24 @@ def project_out(row: Project) -> contract.Project:
 
 
 class IdentityStore:
-    def __init__(self, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
+    def __init__(self, sessionmaker: async_sessionmaker[AsyncSession], box: SecretBox | None = None) -> None:
         self._sm = sessionmaker
+        self._box = box
+
+    async def save_providers(
+        self, tenant_id: str, update: contract.TenantProvidersUpdate
+    ) -> contract.TenantProvidersOut:
+        if self._box is None:
+            raise ServiceUnavailable(
+                "CAIRN_PROVIDER_SECRETS_KEY is not configured: tenant keys cannot be stored"
+            )
+        async with self._sm.begin() as session:
+            return await save_providers(session, tenant_id, update, self._box)
+
+    async def providers(self, tenant_id: str) -> contract.TenantProvidersOut:
+        async with self._sm() as session:
+            row = await session.get(TenantProvider, uuid.UUID(tenant_id))
+        return describe(row)
 
     async def key_identity(self, hashed: str) -> KeyIdentity | None:
         """The live key with this hash (an index lookup, no secret comparison), or None."""

@@ -10,6 +10,7 @@ import contextlib
 import logging
 import signal
 import uuid
+from collections import defaultdict
 
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
@@ -20,9 +21,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn_contracts import subjects
 from cairn_contracts.memory import MemoryCreated
-from cairn_embeddings import Embedder, EmbeddingError, EmbeddingSettings, build_embedder, content_hash
+from cairn_embeddings import EmbeddingError, EmbeddingSettings, build_embedder, content_hash
 from cairn_memory.events import ensure_stream
 from cairn_memory.settings import MemorySettings
+from cairn_providers import SecretBox, TenantEmbedders
 from cairn_servicekit.runtime import connect_nats
 from cairn_storage import create_engine, make_sessionmaker
 from cairn_storage.models import Memory
@@ -41,19 +43,25 @@ _WRITE = text(
 
 class EmbeddingWorker:
     def __init__(
-        self, sessionmaker: async_sessionmaker[AsyncSession], embedder: Embedder, settings: MemorySettings
+        self,
+        sessionmaker: async_sessionmaker[AsyncSession],
+        embedders: TenantEmbedders,
+        settings: MemorySettings,
     ) -> None:
         self._sm = sessionmaker
-        self._embedder = embedder
+        self._embedders = embedders
         self._settings = settings
 
-    async def embed_ids(self, ids: list[uuid.UUID]) -> int:
-        """Embed the rows among `ids` that still need it; returns how many were written."""
+    async def embed_ids(self, tenant_id: str, ids: list[uuid.UUID]) -> int:
+        """Embed the tenant's rows among `ids` that still need it, with the tenant's embedder."""
+        embedder = await self._embedders.for_tenant(tenant_id)
         async with self._sm.begin() as session:
-            # Maintenance by primary key across scopes: the worker acts for no caller.
+            # Maintenance by primary key across subjects: the worker acts for no caller.
             rows = (
                 await session.execute(
-                    select(Memory.id, Memory.text, Memory.embedding_content_hash).where(Memory.id.in_(ids))
+                    select(Memory.id, Memory.text, Memory.embedding_content_hash).where(
+                        Memory.tenant_id == uuid.UUID(tenant_id), Memory.id.in_(ids)
+                    )
                 )
             ).all()
             todo = [(r.id, r.text, content_hash(r.text)) for r in rows]
@@ -64,55 +72,64 @@ class EmbeddingWorker:
             ]
             if not todo:
                 return 0
-            vectors = await self._embedder.embed([body for _, body, _ in todo])
+            vectors = await embedder.embed([body for _, body, _ in todo])
             await session.execute(
                 _WRITE,
                 [
-                    {"id": mid, "vector": str(list(vector)), "hash": digest, "model": self._embedder.name}
+                    {"id": mid, "vector": str(list(vector)), "hash": digest, "model": embedder.name}
                     for (mid, _, digest), vector in zip(todo, vectors, strict=True)
                 ],
             )
         return len(todo)
 
     async def handle_batch(self, msgs: list[Msg]) -> None:
-        ids: list[uuid.UUID] = []
-        valid: list[Msg] = []
+        """One tenant's broken provider only delays that tenant's messages."""
+        by_tenant: dict[str, list[tuple[uuid.UUID, Msg]]] = defaultdict(list)
         for msg in msgs:
             try:
-                ids.append(uuid.UUID(MemoryCreated.model_validate_json(msg.data).memory_id))
-                valid.append(msg)
+                event = MemoryCreated.model_validate_json(msg.data)
+                by_tenant[event.tenant_id].append((uuid.UUID(event.memory_id), msg))
             except (ValidationError, ValueError):
                 log.error("dropping malformed memory.created message")
                 await msg.term()
-        try:
-            written = await self.embed_ids(ids)
-        except EmbeddingError as exc:
-            log.warning(
-                "embedder unavailable (%s); redelivering %d in %ss", exc, len(valid), RETRY_DELAY_SECONDS
-            )
-            for msg in valid:
-                await msg.nak(delay=RETRY_DELAY_SECONDS)
-            return
-        for msg in valid:
-            await msg.ack()
-        log.debug("embedded %d of %d", written, len(ids))
+        for tenant_id, items in by_tenant.items():
+            try:
+                await self.embed_ids(tenant_id, [memory_id for memory_id, _ in items])
+            except EmbeddingError as exc:
+                log.warning(
+                    "tenant %s: embedder unavailable (%s); redelivering %d in %ss",
+                    tenant_id,
+                    exc,
+                    len(items),
+                    RETRY_DELAY_SECONDS,
+                )
+                for _, msg in items:
+                    await msg.nak(delay=RETRY_DELAY_SECONDS)
+                continue
+            for _, msg in items:
+                await msg.ack()
 
     async def sweep_once(self) -> int:
         async with self._sm() as session:
             pending = (
-                (
-                    await session.execute(
-                        text(
-                            "SELECT id FROM memories WHERE embedding_content_hash IS NULL "
-                            "AND created_at < now() - make_interval(secs => :age) ORDER BY created_at LIMIT 500"
-                        ),
-                        {"age": self._settings.embed_sweep_min_age_seconds},
-                    )
+                await session.execute(
+                    text(
+                        "SELECT id, tenant_id FROM memories WHERE embedding_content_hash IS NULL "
+                        "AND created_at < now() - make_interval(secs => :age) ORDER BY created_at LIMIT 500"
+                    ),
+                    {"age": self._settings.embed_sweep_min_age_seconds},
                 )
-                .scalars()
-                .all()
-            )
-        return await self.embed_ids(list(pending)) if pending else 0
+            ).all()
+        by_tenant: dict[str, list[uuid.UUID]] = defaultdict(list)
+        for row in pending:
+            by_tenant[str(row.tenant_id)].append(row.id)
+        written = 0
+        for tenant_id, ids in by_tenant.items():
+            try:
+                written += await self.embed_ids(tenant_id, ids)
+            except EmbeddingError:
+                log.warning("sweep: tenant %s embedder unavailable", tenant_id)
+        return written
 
     async def run(self, nc: NATS, stop: asyncio.Event) -> None:
         js = nc.jetstream()
@@ -162,11 +179,20 @@ async def serve(settings: MemorySettings, embedding: EmbeddingSettings) -> None:
         loop.add_signal_handler(sig, stop.set)
     engine = create_engine(settings.database_url, pool_size=2)
     embedder = await asyncio.to_thread(build_embedder, embedding)  # loading the model blocks
+    box = SecretBox(settings.provider_secrets_key) if settings.provider_secrets_key else None
+    embedders = TenantEmbedders(
+        embedder,
+        make_sessionmaker(engine),
+        box,
+        dim=embedding.dim,
+        ttl_seconds=settings.provider_cache_ttl_seconds,
+    )
     nc = await connect_nats(settings.nats_url, "cairn-memory-embedder")
     try:
-        await EmbeddingWorker(make_sessionmaker(engine), embedder, settings).run(nc, stop)
+        await EmbeddingWorker(make_sessionmaker(engine), embedders, settings).run(nc, stop)
     finally:
         await nc.drain()
+        await embedders.close()
         await embedder.close()
         await engine.dispose()
 

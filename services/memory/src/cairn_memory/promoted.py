@@ -13,19 +13,23 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from cairn_contracts.errors import Forbidden, ServiceUnavailable
 from cairn_contracts.memory import Source
 from cairn_contracts.promotion import EVAL_SUBJECT_ID, PersistPromotedRequest, PersistPromotedResult
-from cairn_embeddings import Embedder, EmbeddingError, content_hash
+from cairn_embeddings import EmbeddingError, content_hash
 from cairn_memory.settings import MemorySettings
 from cairn_memory.store import MemoryStore
+from cairn_providers import TenantEmbedders
 from cairn_scope import Scope, check_scoped
 from cairn_storage.models import Memory
 
 
 class PromotedWriter:
     def __init__(
-        self, sessionmaker: async_sessionmaker[AsyncSession], embedder: Embedder, settings: MemorySettings
+        self,
+        sessionmaker: async_sessionmaker[AsyncSession],
+        embedders: TenantEmbedders,
+        settings: MemorySettings,
     ) -> None:
         self._sm = sessionmaker
-        self._embedder = embedder
+        self._embedders = embedders
         self._settings = settings
 
     async def persist(self, scope: Scope, req: PersistPromotedRequest) -> PersistPromotedResult:
@@ -34,8 +38,9 @@ class PromotedWriter:
         result = PersistPromotedResult()
         if not req.candidates:
             return result
+        embedder = await self._embedders.for_tenant(scope.tenant_id)
         try:
-            vectors = await self._embedder.embed([c.text for c in req.candidates])
+            vectors = await embedder.embed([c.text for c in req.candidates])
         except EmbeddingError as exc:
             raise ServiceUnavailable(f"embedding unavailable: {exc}") from None  # the activity retries
         async with self._sm.begin() as session:
@@ -62,7 +67,7 @@ class PromotedWriter:
                         text=candidate.text,
                         embedding=vector,
                         embedding_content_hash=digest,
-                        embedding_model=self._embedder.name,
+                        embedding_model=embedder.name,
                         confidence=candidate.confidence,
                         source=Source.promoted.value,
                         source_session_id=req.session_id,

@@ -7,10 +7,12 @@ from contextlib import AsyncExitStack
 from nats.aio.client import Client as NATS
 
 from cairn_promotion.activities import PromotionActivities
+from cairn_promotion.compilers import TenantCompilers
 from cairn_promotion.handlers import register
 from cairn_promotion.settings import PromotionSettings
 from cairn_promotion.trigger import PromotionTrigger
 from cairn_promotion.worker import build_compiler, build_worker, connect, ensure_sweep_schedule
+from cairn_providers import SecretBox
 from cairn_servicekit import NatsService, ServiceClient, run_service
 from cairn_servicekit.health import postgres_check, temporal_check
 from cairn_storage import create_engine, make_sessionmaker
@@ -24,8 +26,16 @@ def main() -> None:
         stack.push_async_callback(engine.dispose)
         sessionmaker = make_sessionmaker(engine)
         temporal = await connect(settings)
+        box = SecretBox(settings.provider_secrets_key) if settings.provider_secrets_key else None
+        compilers = TenantCompilers(
+            build_compiler(settings),
+            sessionmaker,
+            box,
+            timeout=settings.compile_timeout_seconds,
+            ttl_seconds=settings.provider_cache_ttl_seconds,
+        )
         services = ServiceClient(nc, settings.scope_secret, settings.request_timeout_seconds)
-        activities = PromotionActivities(sessionmaker, build_compiler(settings), services, settings)
+        activities = PromotionActivities(sessionmaker, compilers, services, settings)
         worker = build_worker(temporal, settings, activities)
         running = asyncio.create_task(worker.run())
 

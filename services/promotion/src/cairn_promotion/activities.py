@@ -18,7 +18,8 @@ from cairn_contracts.promotion import (
     SweepCandidate,
     Turn,
 )
-from cairn_promotion.compiler import Compiler, session_fingerprint
+from cairn_promotion.compiler import session_fingerprint
+from cairn_promotion.compilers import TenantCompilers
 from cairn_promotion.settings import PromotionSettings
 from cairn_promotion.store import PromotionStore
 from cairn_scope import Scope
@@ -35,12 +36,12 @@ class PromotionActivities:
     def __init__(
         self,
         sessionmaker: async_sessionmaker[AsyncSession],
-        compiler: Compiler,
+        compilers: TenantCompilers,
         services: ServiceClient,
         settings: PromotionSettings,
     ) -> None:
         self._sm = sessionmaker
-        self._compiler = compiler
+        self._compilers = compilers
         self._services = services
         self._settings = settings
 
@@ -56,9 +57,10 @@ class PromotionActivities:
         return SessionSnapshot(turns=turns, fingerprint=fingerprint, unchanged=watermark == fingerprint)
 
     @activity.defn
-    async def compile(self, turns: list[Turn]) -> list[Candidate]:
+    async def compile(self, inp: PromoteInput, turns: list[Turn]) -> list[Candidate]:
         """Compile the recent turn window into candidates. Session content is data, never instructions."""
-        return await self._compiler.compile(turns)
+        compiler = await self._compilers.for_tenant(inp.tenant_id)
+        return await compiler.compile(turns)
 
     @activity.defn
     async def persist(self, inp: PromoteInput, candidates: list[Candidate]) -> PersistPromotedResult:

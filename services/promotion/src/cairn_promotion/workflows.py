@@ -102,7 +102,7 @@ class PromoteSession:
         self._progress.stage = "compile"
         candidates = await workflow.execute_activity_method(
             PromotionActivities.compile,
-            snap.turns,
+            args=[inp, snap.turns],
             start_to_close_timeout=timedelta(seconds=inp.compile_timeout_seconds),
             retry_policy=COMPILE_RETRY,
         )

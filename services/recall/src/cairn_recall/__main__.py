@@ -6,6 +6,7 @@ from contextlib import AsyncExitStack
 from nats.aio.client import Client as NATS
 
 from cairn_embeddings import EmbeddingSettings, build_embedder
+from cairn_providers import SecretBox, TenantEmbedders
 from cairn_recall.events import HotnessPublisher
 from cairn_recall.handlers import register
 from cairn_recall.service import RecallService, probe_iterative_scan
@@ -26,11 +27,16 @@ def main() -> None:
         # Loading (or, once per machine, building) the model is blocking work: keep it off the loop.
         embedder = await asyncio.to_thread(build_embedder, embedding)
         stack.push_async_callback(embedder.close)
+        box = SecretBox(settings.provider_secrets_key) if settings.provider_secrets_key else None
+        embedders = TenantEmbedders(
+            embedder, sessionmaker, box, dim=embedding.dim, ttl_seconds=settings.provider_cache_ttl_seconds
+        )
+        stack.push_async_callback(embedders.close)
         publisher = HotnessPublisher(nc.jetstream(), settings.hot_publish_queue)
         stack.push_async_callback(publisher.drain)
         iterative = await probe_iterative_scan(sessionmaker, settings.hnsw_iterative_scan)
         service = NatsService("recall", settings)
-        register(service, RecallService(sessionmaker, embedder, settings, iterative, publisher))
+        register(service, RecallService(sessionmaker, embedders, settings, iterative, publisher))
         service.health_check(postgres_check(sessionmaker))
         return service
 

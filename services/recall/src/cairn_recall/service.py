@@ -11,7 +11,8 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn_contracts.recall import RecallHit, RecallMeta, RecallRequest, SelectionReason
-from cairn_embeddings import Embedder, EmbedderUnavailable, EmbeddingError
+from cairn_embeddings import EmbedderUnavailable, EmbeddingError
+from cairn_providers import TenantEmbedders
 from cairn_recall.query_cache import QueryEmbeddingCache
 from cairn_recall.settings import RecallSettings
 from cairn_recall.store import Ranked, RecallStore
@@ -67,31 +68,34 @@ class RecallService:
     def __init__(
         self,
         sessionmaker: async_sessionmaker[AsyncSession],
-        embedder: Embedder,
+        embedders: TenantEmbedders,
         settings: RecallSettings,
         iterative_scan: IterativeScan,
         publish_hot: HotPublisher,
     ) -> None:
         self._sm = sessionmaker
-        self._embedder = embedder
+        self._embedders = embedders
         self._settings = settings
         self._iterative = iterative_scan
         self._publish_hot = publish_hot
         self._cache = QueryEmbeddingCache(settings.query_cache_size, settings.query_cache_ttl_seconds)
 
-    async def embed_query(self, query: str) -> list[float]:
-        cached = self._cache.get(query)
+    async def embed_query(self, tenant_id: str, query: str) -> list[float]:
+        """The query's vector from the tenant's embedder; identical text skips the model for a while."""
+        embedder = await self._embedders.for_tenant(tenant_id)
+        key = f"{embedder.name}\x00{query}"  # vectors of different models never mix
+        cached = self._cache.get(key)
         if cached is not None:
             return cached
-        vector = (await self._embedder.embed([query]))[0]
-        self._cache.put(query, vector)
+        vector = (await embedder.embed([query]))[0]
+        self._cache.put(key, vector)
         return vector
 
     async def recall(self, scope: Scope, req: RecallRequest) -> tuple[list[RecallHit], RecallMeta]:
         vector: list[float] | None = None
         if req.mode != "keyword":
             try:
-                vector = await self.embed_query(req.query)
+                vector = await self.embed_query(scope.tenant_id, req.query)
             except EmbedderUnavailable as exc:
                 return await self._fallback(scope, req, exc.reason)
             except EmbeddingError:

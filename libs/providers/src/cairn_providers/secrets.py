@@ -1,0 +1,28 @@
+"""Provider API keys are stored encrypted (Fernet) under a key from configuration, never in clear."""
+
+import base64
+import hashlib
+
+from cryptography.fernet import Fernet, InvalidToken
+
+
+class SecretBox:
+    """Encrypts and decrypts provider API keys.
+
+    Args:
+        secret: `CAIRN_PROVIDER_SECRETS_KEY`; any high-entropy string (a Fernet key is derived from it).
+    """
+
+    def __init__(self, secret: str) -> None:
+        key = base64.urlsafe_b64encode(hashlib.sha256(secret.encode()).digest())
+        self._fernet = Fernet(key)
+
+    def encrypt(self, plaintext: str) -> str:
+        return self._fernet.encrypt(plaintext.encode()).decode()
+
+    def decrypt(self, token: str) -> str | None:
+        """The plaintext, or None when the token was made under another key (treated as "no key")."""
+        try:
+            return self._fernet.decrypt(token.encode()).decode()
+        except InvalidToken:
+            return None
