@@ -42,28 +42,36 @@ async def run(writes: int, concurrency: int) -> None:
             f"median auth overhead per request: {overhead:.2f} ms; whoami {len(whoami) / sum(whoami):.0f} req/s"
         )
 
-        sem = asyncio.Semaphore(concurrency)
-        latencies: list[float] = []
-
-        async def write(i: int) -> None:
-            async with sem:
-                start = time.perf_counter()
-                r = await bench.http.post(
-                    "/api/v1/memory",
-                    headers=bench.auth(key),
-                    json={"text": f"benchmark fact {i}: the user's code word is {uuid.uuid4().hex[:8]}"},
-                )
-                latencies.append(time.perf_counter() - start)
-                assert r.status_code == 201, r.text
-
+        writers = [key] + [await bench.agent_key(tenant, f"bench-writer-{i}") for i in range(1, concurrency)]
         await bench.stack.supervisor.stop("memory-embedder")
-        start = time.perf_counter()
-        await asyncio.gather(*(write(i) for i in range(writes)))
-        elapsed = time.perf_counter() - start
-        print(
-            f"long-term writes through the gateway: {writes / elapsed:.0f} writes/s "
-            f"({writes} writes, concurrency {concurrency}); latency {summary_ms(latencies)}"
-        )
+        for label, keys in (("one agent", [key]), (f"{concurrency} agents", writers)):
+            sem = asyncio.Semaphore(concurrency)
+            latencies: list[float] = []
+
+            async def write(
+                i: int,
+                keys: list[str] = keys,
+                latencies: list[float] = latencies,
+                sem: asyncio.Semaphore = sem,
+            ) -> None:
+                async with sem:
+                    start = time.perf_counter()
+                    r = await bench.http.post(
+                        "/api/v1/memory",
+                        headers=bench.auth(keys[i % len(keys)]),
+                        json={"text": f"benchmark fact {i}: the user's code word is {uuid.uuid4().hex[:8]}"},
+                    )
+                    latencies.append(time.perf_counter() - start)
+                    assert r.status_code == 201, r.text
+
+            start = time.perf_counter()
+            await asyncio.gather(*(write(i) for i in range(writes)))
+            elapsed = time.perf_counter() - start
+            print(
+                f"long-term writes through the gateway, {label}: {writes / elapsed:.0f} writes/s "
+                f"({writes} writes, concurrency {concurrency}); latency {summary_ms(latencies)}"
+            )
+        writes *= 2  # both rounds wait for the embedder below
 
         conn = await asyncpg.connect(bench.stack.database_url)
         try:

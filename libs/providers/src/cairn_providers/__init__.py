@@ -3,7 +3,7 @@ endpoints, stored with their API keys encrypted, and the registry that picks eac
 
 from cairn_providers.config import ProviderConfig, TenantProviders, load_providers, save_providers
 from cairn_providers.embedders import TenantEmbedders
-from cairn_providers.secrets import SecretBox
+from cairn_providers.secrets import SecretBox, secret_box
 
 __all__ = [
     "ProviderConfig",
@@ -12,4 +12,5 @@ __all__ = [
     "TenantProviders",
     "load_providers",
     "save_providers",
+    "secret_box",
 ]

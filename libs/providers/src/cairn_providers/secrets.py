@@ -26,3 +26,8 @@ class SecretBox:
             return self._fernet.decrypt(token.encode()).decode()
         except InvalidToken:
             return None
+
+
+def secret_box(secret: str | None) -> SecretBox | None:
+    """The box for `CAIRN_PROVIDER_SECRETS_KEY`, or None when it is not configured (tenant keys unusable)."""
+    return SecretBox(secret) if secret else None

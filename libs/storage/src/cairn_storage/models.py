@@ -113,6 +113,12 @@ class Memory(Base):
             postgresql_where=text("source = 'promoted'"),
         ),
         Index("memories_tsv_idx", "tsv", postgresql_using="gin"),
+        Index(
+            "memories_live_scope_idx",
+            "tenant_id",
+            "subject_id",
+            postgresql_where=text("superseded_by IS NULL"),
+        ),
         Index("memories_pending_embedding_idx", "created_at", postgresql_where=text("embedding IS NULL")),
     )
     id: Mapped[uuid.UUID] = _uuid_pk()

@@ -16,7 +16,7 @@ from cairn_gateway.ratelimit import RateLimiter
 from cairn_gateway.readiness import TemporalProbe, readiness
 from cairn_gateway.settings import GatewaySettings
 from cairn_gateway.store import IdentityStore
-from cairn_providers import SecretBox
+from cairn_providers import secret_box
 from cairn_servicekit import ServiceClient
 from cairn_servicekit.runtime import connect_nats
 from cairn_storage import create_engine, make_sessionmaker
@@ -36,7 +36,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         engine = create_engine(settings.database_url, pool_size=10)
         sessionmaker = make_sessionmaker(engine)
         nc = await connect_nats(settings.nats_url, "cairn-gateway")
-        box = SecretBox(settings.provider_secrets_key) if settings.provider_secrets_key else None
+        box = secret_box(settings.provider_secrets_key)
         store = IdentityStore(sessionmaker, box)
         app.state.gateway = GatewayState(
             settings=settings,

@@ -16,7 +16,7 @@ from cairn_memory.promoted import PromotedWriter
 from cairn_memory.service import MemoryService
 from cairn_memory.settings import MemorySettings
 from cairn_memory.store import prune_expired_turns
-from cairn_providers import SecretBox, TenantEmbedders
+from cairn_providers import TenantEmbedders, secret_box
 from cairn_servicekit import NatsService
 from cairn_servicekit.health import postgres_check
 from cairn_storage import create_engine, make_sessionmaker
@@ -47,7 +47,7 @@ async def setup(settings: MemorySettings, stack: AsyncExitStack, nc: NATS) -> Na
     # Promotion embeds synchronously (near-duplicates must be caught at write time): load the model here too.
     embedder = await asyncio.to_thread(build_embedder, EmbeddingSettings())
     stack.push_async_callback(embedder.close)
-    box = SecretBox(settings.provider_secrets_key) if settings.provider_secrets_key else None
+    box = secret_box(settings.provider_secrets_key)
     embedders = TenantEmbedders(embedder, sessionmaker, box, ttl_seconds=settings.provider_cache_ttl_seconds)
     stack.push_async_callback(embedders.close)
     register(

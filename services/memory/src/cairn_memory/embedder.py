@@ -24,7 +24,7 @@ from cairn_contracts.memory import MemoryCreated
 from cairn_embeddings import EmbeddingError, EmbeddingSettings, build_embedder, content_hash
 from cairn_memory.events import ensure_stream
 from cairn_memory.settings import MemorySettings
-from cairn_providers import SecretBox, TenantEmbedders
+from cairn_providers import TenantEmbedders, secret_box
 from cairn_servicekit.runtime import connect_nats
 from cairn_storage import create_engine, make_sessionmaker
 from cairn_storage.models import Memory
@@ -179,7 +179,7 @@ async def serve(settings: MemorySettings, embedding: EmbeddingSettings) -> None:
         loop.add_signal_handler(sig, stop.set)
     engine = create_engine(settings.database_url, pool_size=2)
     embedder = await asyncio.to_thread(build_embedder, embedding)  # loading the model blocks
-    box = SecretBox(settings.provider_secrets_key) if settings.provider_secrets_key else None
+    box = secret_box(settings.provider_secrets_key)
     embedders = TenantEmbedders(
         embedder,
         make_sessionmaker(engine),

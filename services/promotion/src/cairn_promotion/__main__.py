@@ -12,7 +12,7 @@ from cairn_promotion.handlers import register
 from cairn_promotion.settings import PromotionSettings
 from cairn_promotion.trigger import PromotionTrigger
 from cairn_promotion.worker import build_compiler, build_worker, connect, ensure_sweep_schedule
-from cairn_providers import SecretBox
+from cairn_providers import secret_box
 from cairn_servicekit import NatsService, ServiceClient, run_service
 from cairn_servicekit.health import postgres_check, temporal_check
 from cairn_storage import create_engine, make_sessionmaker
@@ -26,7 +26,7 @@ def main() -> None:
         stack.push_async_callback(engine.dispose)
         sessionmaker = make_sessionmaker(engine)
         temporal = await connect(settings)
-        box = SecretBox(settings.provider_secrets_key) if settings.provider_secrets_key else None
+        box = secret_box(settings.provider_secrets_key)
         compilers = TenantCompilers(
             build_compiler(settings),
             sessionmaker,

@@ -6,7 +6,7 @@ from contextlib import AsyncExitStack
 from nats.aio.client import Client as NATS
 
 from cairn_embeddings import EmbeddingSettings, build_embedder
-from cairn_providers import SecretBox, TenantEmbedders
+from cairn_providers import TenantEmbedders, secret_box
 from cairn_recall.events import HotnessPublisher
 from cairn_recall.handlers import register
 from cairn_recall.service import RecallService, probe_iterative_scan
@@ -27,7 +27,7 @@ def main() -> None:
         # Loading (or, once per machine, building) the model is blocking work: keep it off the loop.
         embedder = await asyncio.to_thread(build_embedder, embedding)
         stack.push_async_callback(embedder.close)
-        box = SecretBox(settings.provider_secrets_key) if settings.provider_secrets_key else None
+        box = secret_box(settings.provider_secrets_key)
         embedders = TenantEmbedders(
             embedder, sessionmaker, box, dim=embedding.dim, ttl_seconds=settings.provider_cache_ttl_seconds
         )

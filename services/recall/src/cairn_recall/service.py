@@ -46,12 +46,14 @@ async def probe_iterative_scan(sessionmaker: async_sessionmaker[AsyncSession], w
     return IterativeScan(wanted, "applied")
 
 
-def fuse(semantic: list[Ranked], keyword: list[Ranked], k: int) -> list[tuple[uuid.UUID, SelectionReason]]:
-    """Reciprocal rank fusion: each list contributes 1 / (k + rank); ties keep semantic order first."""
+def fuse(
+    semantic: list[Ranked], keyword: list[Ranked], k: int, keyword_weight: float = 1.0
+) -> list[tuple[uuid.UUID, SelectionReason]]:
+    """Weighted reciprocal rank fusion: a list contributes weight / (k + rank); ties keep semantic order."""
     scores: dict[uuid.UUID, float] = {}
-    for ranked in (semantic, keyword):
+    for ranked, weight in ((semantic, 1.0), (keyword, keyword_weight)):
         for rank, item in enumerate(ranked, start=1):
-            scores[item.id] = scores.get(item.id, 0.0) + 1.0 / (k + rank)
+            scores[item.id] = scores.get(item.id, 0.0) + weight / (k + rank)
     in_semantic = {r.id for r in semantic}
     in_keyword = {r.id for r in keyword}
 
@@ -131,9 +133,15 @@ class RecallService:
                     semantic = await store.ann(scope, vector, candidates, pool, req.project_id)
             if req.mode != "semantic" and not req.include_superseded:
                 keyword = await store.keyword(
-                    scope, req.query, max(candidates, self._settings.keyword_pool), req.project_id
+                    scope,
+                    req.query,
+                    max(candidates, self._settings.keyword_pool),
+                    req.project_id,
+                    match_all=req.mode == "hybrid" and self._settings.hybrid_keyword_match == "all",
                 )
-            chosen = fuse(semantic, keyword, self._settings.rrf_k)[: req.limit]
+            chosen = fuse(semantic, keyword, self._settings.rrf_k, self._settings.rrf_keyword_weight)[
+                : req.limit
+            ]
             rows = await store.rows_with_scores(scope, [m for m, _ in chosen], vector)
         hits = [
             RecallHit(memory=memory_out(rows[m][0]), score=rows[m][1], selection_reason=reason)

@@ -1,5 +1,7 @@
 """Recall service settings (env prefix CAIRN_)."""
 
+from typing import Literal
+
 from cairn_servicekit.settings import ServiceSettings
 
 
@@ -14,6 +16,12 @@ class RecallSettings(ServiceSettings):
     # 0 forces the ANN path for every subject.
     recall_exact_max_rows: int = 2000
     rrf_k: int = 60
+    # Inside hybrid, "all": a keyword hit needs every query term; "any": one term is enough. "all" measured
+    # best (bench/retrieval_eval.py): any-term hits on common words crowded out paraphrase matches. The
+    # keyword-only mode always matches any term (alone, recall needs the wider net).
+    hybrid_keyword_match: Literal["all", "any"] = "all"
+    # The keyword list's weight in the fusion (the semantic list weighs 1); bench/retrieval_eval.py measures it.
+    rrf_keyword_weight: float = 1.0
     keyword_pool: int = 100
     # Hotness signal
     hot_score_floor: float = 0.6

@@ -112,18 +112,21 @@ class RecallStore:
         )
         return [Ranked(r.id, r.distance) for r in await self.session.execute(stmt)]
 
-    async def keyword(self, scope: Scope, query: str, limit: int, project_id: str | None) -> list[Ranked]:
-        """Full-text match over the same scope; any query term may match (OR), ranked by cover density."""
-        any_term = func.to_tsquery(
-            "english", func.replace(func.cast(func.plainto_tsquery("english", query), Text), "&", "|")
-        )
-        rank = func.ts_rank_cd(Memory.tsv, any_term)
+    async def keyword(
+        self, scope: Scope, query: str, limit: int, project_id: str | None, *, match_all: bool = True
+    ) -> list[Ranked]:
+        """Full-text match over the same scope, ranked by cover density. `match_all` requires every query
+        term (strong, selective evidence); otherwise any term may match."""
+        all_terms = func.plainto_tsquery("english", query)
+        any_term = func.to_tsquery("english", func.replace(func.cast(all_terms, Text), "&", "|"))
+        tsquery = all_terms if match_all else any_term
+        rank = func.ts_rank_cd(Memory.tsv, tsquery)
         stmt = check_scoped(
             select(Memory.id, rank.label("rank"))
             .where(
                 *_subject_rows(scope, False),
                 _partition(Memory.project_id, project_id),
-                Memory.tsv.op("@@")(any_term),
+                Memory.tsv.op("@@")(tsquery),
             )
             .order_by(rank.desc(), Memory.created_at.desc())
             .limit(limit),
