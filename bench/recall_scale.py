@@ -199,7 +199,8 @@ async def run(rows: int, subjects: int, rounds: int) -> None:
     needle = next(s for s in dataset["subjects"] if s["subject"] == "s01")
     needle_texts = [m["text"] for m in needle["memories"][:50]]
     queries = [q["query"] for q in needle["queries"]]
-    query_vectors = embedder.embed_array(queries)
+    # One query at a time, as the recall service embeds them (int8 activations are quantised per batch).
+    query_vectors = np.stack([embedder.embed_array([q])[0] for q in queries])
 
     async with running_stack() as bench:
         tenants = [await bench.tenant(memory_quota=1_000_000) for _ in range(3)]

@@ -11,7 +11,7 @@ import httpx
 import numpy as np
 import pytest
 from aiohttp import web
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowFailureError
 
 from cairn_devstack import free_port
 from cairn_devstack.cairn import CairnStack
@@ -205,3 +205,31 @@ class TestTenantProviders:
         assert [m["text"] for m in await promoted_rows(http, key)] == [
             "The tenant's own compiler says the deploy window is Thursday"
         ]
+
+    async def test_a_failing_compile_does_not_advance_the_watermark(
+        self,
+        http: httpx.AsyncClient,
+        tenant: TenantHandle,
+        admin_key: str,
+        temporal: Client,  # noqa: F811
+        provider: tuple[FakeProvider, str],
+    ) -> None:
+        fake, url = provider
+        await set_providers(
+            http, admin_key, tenant.id, {"compiler": {"base_url": url, "model": "chat"}}
+        )  # no key
+        key = await tenant.agent()
+        await add_turns(http, key, "retry-me", FACT_TURNS)
+        accepted = await promote(http, key, "retry-me")
+        handle = temporal.get_workflow_handle_for(PromoteSession.run, accepted["workflow_id"])
+        with pytest.raises(WorkflowFailureError):
+            await handle.result()  # every compile attempt failed; the retries ran out
+        assert await promoted_rows(http, key) == []
+        await set_providers(
+            http, admin_key, tenant.id, {"compiler": {"base_url": url, "model": "chat", "api_key": KEY}}
+        )
+        await asyncio.sleep(1.2)  # the provider cache TTL in tests
+        again = await promote(http, key, "retry-me")
+        assert again["status"] == "started"  # no watermark was written, so the session is compiled again
+        result = await temporal.get_workflow_handle_for(PromoteSession.run, again["workflow_id"]).result()
+        assert result.promoted == 1

@@ -1,0 +1,30 @@
+"""The promotion service refuses to start unless sweep_interval < sweep_window < session_ttl."""
+
+import pytest
+from pydantic import ValidationError
+
+from cairn_promotion.settings import PromotionSettings
+
+SECRET = "a-scope-secret-long-enough"
+
+
+class TestTtlWindowInvariant:
+    def test_defaults_hold(self) -> None:
+        PromotionSettings(scope_secret=SECRET)
+
+    @pytest.mark.parametrize(
+        ("interval", "window", "ttl"),
+        [(600, 600, 7200), (600, 300, 7200), (60, 7200, 7200), (60, 9000, 7200)],
+    )
+    def test_broken_invariant_refuses_to_start(self, interval: int, window: int, ttl: int) -> None:
+        with pytest.raises(ValidationError, match="sweep_interval < sweep_window < session_ttl"):
+            PromotionSettings(
+                scope_secret=SECRET,
+                sweep_interval_seconds=interval,
+                sweep_window_seconds=window,
+                session_default_ttl_seconds=ttl,
+            )
+
+    def test_llm_compiler_needs_its_endpoint(self) -> None:
+        with pytest.raises(ValidationError, match="compiler 'openai' needs"):
+            PromotionSettings(scope_secret=SECRET, compiler="openai")
