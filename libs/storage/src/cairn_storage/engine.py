@@ -24,7 +24,9 @@ def create_engine(
         asyncpg_url(url),
         pool_size=pool_size,
         max_overflow=pool_size,
-        pool_pre_ping=True,
+        # No pre-ping: it costs a round trip on every checkout. A connection broken by a database restart
+        # fails one request and is then discarded by the pool; recycling bounds idle connections' age.
+        pool_recycle=1800,
         connect_args=connect_args,
         **kwargs,
     )

@@ -94,6 +94,7 @@ class Project(Base):
 
 class Memory(Base):
     __tablename__ = "memories"
+    __mapper_args__ = {"eager_defaults": True}  # server defaults come back in the INSERT's RETURNING
     __table_args__ = (
         Index("memories_scope_created_idx", "tenant_id", "subject_id", "created_at"),
         Index(
@@ -147,6 +148,7 @@ class Memory(Base):
 
 class SessionMemory(Base):
     __tablename__ = "session_memories"
+    __mapper_args__ = {"eager_defaults": True}
     __table_args__ = (
         Index("session_memories_scope_idx", "tenant_id", "subject_id", "session_id", "seq"),
         Index("session_memories_expiry_idx", "expires_at"),

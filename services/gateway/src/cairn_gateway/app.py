@@ -35,6 +35,12 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = create_engine(settings.database_url, pool_size=10)
         sessionmaker = make_sessionmaker(engine)
+        limiter_engine = create_engine(
+            settings.database_url,
+            pool_size=5,
+            isolation_level="AUTOCOMMIT",
+            server_settings={"synchronous_commit": "off"},
+        )
         nc = await connect_nats(settings.nats_url, "cairn-gateway")
         box = secret_box(settings.provider_secrets_key)
         store = IdentityStore(sessionmaker, box)
@@ -44,12 +50,13 @@ def create_app(settings: GatewaySettings) -> FastAPI:
             nc=nc,
             store=store,
             auth=Authenticator(store, KeyCache(settings.key_cache_ttl_seconds)),
-            limiter=RateLimiter(sessionmaker, settings.rate_limit_per_second, settings.rate_limit_burst),
+            limiter=RateLimiter(limiter_engine, settings.rate_limit_per_second, settings.rate_limit_burst),
             services=ServiceClient(nc, settings.scope_secret, settings.request_timeout_seconds),
             temporal=TemporalProbe(settings.temporal_address, settings.temporal_namespace),
         )
         yield
         await nc.drain()
+        await limiter_engine.dispose()
         await engine.dispose()
 
     app = FastAPI(title="Cairn", version="0.1.0", description=API_DESCRIPTION, lifespan=lifespan)

@@ -25,6 +25,7 @@ from cairn_embeddings import EmbeddingError, EmbeddingSettings, build_embedder, 
 from cairn_memory.events import ensure_stream
 from cairn_memory.settings import MemorySettings
 from cairn_providers import TenantEmbedders, secret_box
+from cairn_servicekit.consumer import fetch_batch
 from cairn_servicekit.runtime import connect_nats
 from cairn_storage import create_engine, make_sessionmaker
 from cairn_storage.models import Memory
@@ -143,13 +144,11 @@ class EmbeddingWorker:
         sweeper = asyncio.create_task(self._sweep_loop(stop))
         try:
             while not stop.is_set():
-                try:
-                    msgs = await sub.fetch(
-                        self._settings.embed_batch_size, timeout=self._settings.embed_fetch_timeout_seconds
-                    )
-                except TimeoutError:  # nats raises both its own and asyncio.TimeoutError
-                    continue
-                await self.handle_batch(msgs)
+                msgs = await fetch_batch(
+                    sub, self._settings.embed_batch_size, self._settings.embed_fetch_timeout_seconds
+                )
+                if msgs:
+                    await self.handle_batch(msgs)
         finally:
             sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):

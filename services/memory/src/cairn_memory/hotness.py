@@ -15,6 +15,7 @@ from cairn_contracts import subjects
 from cairn_contracts.identity import Role
 from cairn_contracts.recall import MemoryRecalled
 from cairn_scope import Scope, scoped_update
+from cairn_servicekit.consumer import fetch_batch
 from cairn_storage.models import Memory
 
 log = logging.getLogger(__name__)
@@ -50,10 +51,7 @@ async def consume(nc: NATS, sessionmaker: async_sessionmaker[AsyncSession], cool
     )
     try:
         while True:
-            try:
-                msgs = await sub.fetch(50, timeout=1)
-            except TimeoutError:  # nats raises both its own and asyncio.TimeoutError
-                continue
+            msgs = await fetch_batch(sub, 50, 1.0)
             await _handle(msgs, sessionmaker, cooldown_seconds)
     finally:
         # An open pull subscription would hold nc.drain() for its whole drain timeout.

@@ -61,8 +61,7 @@ class MemoryStore:
 
     async def add(self, row: Memory) -> Memory:
         self.session.add(row)
-        await self.session.flush()
-        await self.session.refresh(row, ["created_at"])
+        await self.session.flush()  # eager defaults: created_at (and seq) come back with the INSERT
         return row
 
     async def get(
@@ -114,8 +113,7 @@ class MemoryStore:
 
     async def append_turn(self, row: SessionMemory) -> SessionMemory:
         self.session.add(row)
-        await self.session.flush()
-        await self.session.refresh(row, ["created_at"])
+        await self.session.flush()  # eager defaults: created_at (and seq) come back with the INSERT
         return row
 
     async def history(
