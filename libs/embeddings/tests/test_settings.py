@@ -17,6 +17,8 @@ from cairn_embeddings import (
 class TestEmbeddingSettings:
     def test_defaults(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("HOME", "/home/agent")
+        for name in ("PROVIDER", "MODEL_CACHE_DIR", "THREADS", "DIM"):
+            monkeypatch.delenv(f"CAIRN_EMBEDDING_{name}", raising=False)  # the defaults, not the caller's env
         settings = EmbeddingSettings()
         assert settings.provider == "local"
         assert settings.model_cache_dir == Path("/home/agent/.cache/cairn/models")
