@@ -44,12 +44,14 @@ def temporal_check(client: "TemporalClient") -> HealthCheck:
 
 
 async def connect_temporal(address: str, namespace: str, attempts: int = 60) -> "TemporalClient":
-    """Connect to Temporal, retrying while it starts (a service may come up first)."""
+    """Connect to Temporal, retrying while it starts (a service may come up first). Payloads are pydantic
+    models, so every Cairn client uses the pydantic data converter."""
     from temporalio.client import Client
+    from temporalio.contrib.pydantic import pydantic_data_converter
 
     for attempt in range(attempts):
         try:
-            return await Client.connect(address, namespace=namespace)
+            return await Client.connect(address, namespace=namespace, data_converter=pydantic_data_converter)
         except Exception:
             if attempt == attempts - 1:
                 raise

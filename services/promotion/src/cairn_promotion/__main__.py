@@ -11,10 +11,10 @@ from cairn_promotion.compilers import TenantCompilers
 from cairn_promotion.handlers import register
 from cairn_promotion.settings import PromotionSettings
 from cairn_promotion.trigger import PromotionTrigger
-from cairn_promotion.worker import build_compiler, build_worker, connect, ensure_sweep_schedule
+from cairn_promotion.worker import build_compiler, build_worker, ensure_sweep_schedule
 from cairn_providers import secret_box
 from cairn_servicekit import NatsService, ServiceClient, run_service
-from cairn_servicekit.health import postgres_check, temporal_check
+from cairn_servicekit.health import connect_temporal, postgres_check, temporal_check
 from cairn_storage import create_engine, make_sessionmaker
 
 
@@ -25,7 +25,7 @@ def main() -> None:
         engine = create_engine(settings.database_url, pool_size=5)
         stack.push_async_callback(engine.dispose)
         sessionmaker = make_sessionmaker(engine)
-        temporal = await connect(settings)
+        temporal = await connect_temporal(settings.temporal_address, settings.temporal_namespace)
         box = secret_box(settings.provider_secrets_key)
         compilers = TenantCompilers(
             build_compiler(settings),

@@ -14,7 +14,6 @@ from temporalio.client import (
     ScheduleUpdate,
     ScheduleUpdateInput,
 )
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Worker
 
 from cairn_contracts.promotion import SweepParams
@@ -39,15 +38,6 @@ def build_compiler(settings: PromotionSettings) -> Compiler:
             timeout=settings.compile_timeout_seconds,
         )
     return OfflineCompiler()
-
-
-async def connect(settings: PromotionSettings) -> Client:
-    from cairn_servicekit.health import connect_temporal
-
-    client = await connect_temporal(settings.temporal_address, settings.temporal_namespace)
-    return Client(
-        client.service_client, namespace=settings.temporal_namespace, data_converter=pydantic_data_converter
-    )
 
 
 def build_worker(client: Client, settings: PromotionSettings, activities: PromotionActivities) -> Worker:
