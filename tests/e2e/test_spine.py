@@ -1,8 +1,12 @@
 """The spine through the gateway: health, readiness, the error envelope, OpenAPI, metrics."""
 
+import asyncio
+
 import httpx
 
+from cairn_contracts import subjects
 from cairn_devstack.cairn import CairnStack
+from conftest import TenantHandle, bearer
 
 
 def assert_envelope(response: httpx.Response, status: int, code: str) -> None:
@@ -94,3 +98,42 @@ class TestReadinessTracksComponents:
             await stack.supervisor.restart("nats")
         await stack.wait_ready(timeout=60)
         assert (await http.get("/readyz")).status_code == 200
+
+
+async def wait_for_replicas(stack: CairnStack, subject: str, count: int) -> None:
+    """Until `count` connections subscribe to `subject` (read from the NATS monitoring endpoint)."""
+    url = f"http://127.0.0.1:{stack.config.ports.nats_monitor}/connz?subs=1"
+    async with httpx.AsyncClient() as client:
+        for _ in range(120):
+            conns = (await client.get(url)).json().get("connections", [])
+            if sum(subject in (c.get("subscriptions_list") or []) for c in conns) >= count:
+                return
+            await asyncio.sleep(0.25)
+    raise AssertionError(f"fewer than {count} replicas serve {subject}")
+
+
+class TestGracefulShutdown:
+    async def test_sigterm_finishes_in_flight_requests_while_a_replica_takes_over(
+        self, http: httpx.AsyncClient, stack: CairnStack, tenant: TenantHandle
+    ) -> None:
+        key = await tenant.agent()
+        await stack.start_service("memory-2", "cairn_memory")  # a second replica in the same queue group
+        try:
+            await wait_for_replicas(stack, subjects.MEMORY_REMEMBER, 2)
+
+            async def write(i: int) -> int:
+                r = await http.post("/api/v1/memory", json={"text": f"drain test {i}"}, headers=bearer(key))
+                return r.status_code
+
+            writes = [asyncio.create_task(write(i)) for i in range(150)]
+            await asyncio.sleep(0.3)
+            await stack.supervisor.stop("memory")  # SIGTERM mid-burst: stop taking, finish in-flight, drain
+            codes = await asyncio.gather(*writes)
+            assert codes == [201] * 150
+            page = await http.get("/api/v1/memory", params={"limit": 1}, headers=bearer(key))
+            assert page.json()["meta"]["total_count"] == 150
+        finally:
+            if not stack.supervisor.is_running("memory"):
+                await stack.start_service("memory", "cairn_memory")
+            await stack.supervisor.stop("memory-2")
+        await stack.wait_ready(timeout=60)

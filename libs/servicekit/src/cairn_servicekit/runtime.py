@@ -104,9 +104,10 @@ class NatsService:
 
     async def stop(self, grace_seconds: float) -> None:
         """Stop taking requests, then let in-flight ones finish (bounded by the grace period)."""
+        # drain(), not unsubscribe(): messages already delivered to this replica are still handled.
         for sub in self._subs:
             with contextlib.suppress(Exception):
-                await sub.unsubscribe()
+                await sub.drain()
         if self._inflight:
             await asyncio.wait(self._inflight, timeout=grace_seconds)
 
