@@ -107,7 +107,7 @@ class NatsService:
         # drain(), not unsubscribe(): messages already delivered to this replica are still handled.
         for sub in self._subs:
             with contextlib.suppress(Exception):
-                await sub.drain()
+                await sub.drain()  # type: ignore[no-untyped-call]  # nats-py leaves drain() unannotated
         if self._inflight:
             await asyncio.wait(self._inflight, timeout=grace_seconds)
 
