@@ -22,7 +22,8 @@ def probe(name: str, check: Callable[[], Awaitable[object]], timeout: float = 1.
         try:
             await asyncio.wait_for(check(), timeout)
         except Exception as exc:  # any failure is "down"; the detail names it
-            return ComponentHealth(name=name, status="down", detail=type(exc).__name__)
+            detail = type(exc).__name__ + (f": {exc}" if str(exc) else "")
+            return ComponentHealth(name=name, status="down", detail=detail)
         return ComponentHealth(name=name, status="ok")
 
     return run

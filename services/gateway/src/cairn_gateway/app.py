@@ -13,7 +13,7 @@ from cairn_gateway.deps import GatewayState, StateDep
 from cairn_gateway.errors import install_error_handlers
 from cairn_gateway.metrics import GatewayMetrics
 from cairn_gateway.ratelimit import RateLimiter
-from cairn_gateway.readiness import TemporalProbe, readiness
+from cairn_gateway.readiness import TemporalProbe, readiness, readiness_checks
 from cairn_gateway.settings import GatewaySettings
 from cairn_gateway.store import IdentityStore
 from cairn_providers import secret_box
@@ -44,15 +44,17 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         nc = await connect_nats(settings.nats_url, "cairn-gateway")
         box = secret_box(settings.provider_secrets_key)
         store = IdentityStore(sessionmaker, box)
+        services = ServiceClient(nc, settings.scope_secret, settings.request_timeout_seconds)
+        temporal = TemporalProbe(settings.temporal_address, settings.temporal_namespace)
         app.state.gateway = GatewayState(
             settings=settings,
-            engine=engine,
-            nc=nc,
             store=store,
             auth=Authenticator(store, KeyCache(settings.key_cache_ttl_seconds)),
             limiter=RateLimiter(limiter_engine, settings.rate_limit_per_second, settings.rate_limit_burst),
-            services=ServiceClient(nc, settings.scope_secret, settings.request_timeout_seconds),
-            temporal=TemporalProbe(settings.temporal_address, settings.temporal_namespace),
+            services=services,
+            readiness_checks=readiness_checks(
+                sessionmaker, nc, temporal, services, settings.readiness_timeout_seconds
+            ),
         )
         yield
         await nc.drain()
@@ -71,9 +73,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     @app.get("/readyz", tags=["ops"], response_model=ReadyReport, responses={503: {"model": ReadyReport}})
     async def readyz(state: StateDep) -> JSONResponse:
         """200 only when PostgreSQL, NATS, Temporal and every service answer; else 503 naming each."""
-        report = await readiness(
-            state.engine, state.nc, state.temporal, state.services, settings.readiness_timeout_seconds
-        )
+        report = await readiness(state.readiness_checks)
         return JSONResponse(report.model_dump(), status_code=200 if report.status == "ok" else 503)
 
     @app.get("/metrics", tags=["ops"], include_in_schema=False)

@@ -4,30 +4,26 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Header, Request
-from nats.aio.client import Client as NATS
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from cairn_contracts.errors import Forbidden, ImpersonationRequired
 from cairn_contracts.identity import Role
 from cairn_gateway.auth import Authenticator
 from cairn_gateway.ratelimit import RateLimiter
-from cairn_gateway.readiness import TemporalProbe
 from cairn_gateway.settings import GatewaySettings
 from cairn_gateway.store import IdentityStore, parse_uuid
 from cairn_scope import KeyIdentity, Scope, derive_scope
 from cairn_servicekit import ServiceClient
+from cairn_servicekit.health import HealthCheck
 
 
 @dataclass
 class GatewayState:
     settings: GatewaySettings
-    engine: AsyncEngine
-    nc: NATS
     store: IdentityStore
     auth: Authenticator
     limiter: RateLimiter
     services: ServiceClient
-    temporal: TemporalProbe
+    readiness_checks: list[HealthCheck]
 
 
 def get_state(request: Request) -> GatewayState:

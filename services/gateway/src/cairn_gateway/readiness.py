@@ -1,16 +1,15 @@
 """Readiness: every backing service and every Cairn service must answer."""
 
 import asyncio
-from collections.abc import Awaitable
 
 from nats.aio.client import Client as NATS
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from temporalio.client import Client as TemporalClient
 
 from cairn_contracts import subjects
-from cairn_contracts.health import ComponentHealth, ReadyReport
+from cairn_contracts.health import ReadyReport
 from cairn_servicekit import ServiceClient
+from cairn_servicekit.health import HealthCheck, postgres_check, probe
 
 
 class TemporalProbe:
@@ -27,45 +26,40 @@ class TemporalProbe:
         await self._client.service_client.check_health()
 
 
-async def _probe(name: str, check: Awaitable[object], timeout: float) -> ComponentHealth:
-    try:
-        await asyncio.wait_for(check, timeout)
-    except Exception as exc:  # any failure means "down"; the detail names it
-        return ComponentHealth(
-            name=name, status="down", detail=type(exc).__name__ + (f": {exc}" if str(exc) else "")
-        )
-    return ComponentHealth(name=name, status="ok")
+def readiness_checks(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    nc: NATS,
+    temporal: TemporalProbe,
+    services: ServiceClient,
+    timeout: float,
+) -> list[HealthCheck]:
+    """One check per component `/readyz` names: the backing services, then every Cairn service."""
+
+    async def nats_connected() -> None:
+        if not nc.is_connected:
+            raise ConnectionError("not connected")
+        await nc.flush(timeout=1)
+
+    def service(name: str) -> HealthCheck:
+        async def healthy() -> None:
+            reply = await services.health(name, timeout=timeout)
+            if reply.status != "ok":
+                down = ", ".join(c.name for c in reply.components if c.status != "ok")
+                raise RuntimeError(f"unhealthy: {down}")
+
+        return probe(name, healthy, timeout)
+
+    return [
+        postgres_check(sessionmaker),
+        probe("nats", nats_connected, timeout),
+        probe("temporal", temporal.check, timeout),
+        *(service(name) for name in subjects.SERVICES),
+    ]
 
 
-async def _postgres(engine: AsyncEngine) -> None:
-    async with engine.connect() as conn:
-        await conn.execute(text("SELECT 1"))
-
-
-async def _nats(nc: NATS) -> None:
-    if not nc.is_connected:
-        raise ConnectionError("not connected")
-    await nc.flush(timeout=1)
-
-
-async def _service(client: ServiceClient, name: str, timeout: float) -> None:
-    reply = await client.health(name, timeout=timeout)
-    if reply.status != "ok":
-        down = ", ".join(c.name for c in reply.components if c.status != "ok")
-        raise RuntimeError(f"unhealthy: {down}")
-
-
-async def readiness(
-    engine: AsyncEngine, nc: NATS, temporal: TemporalProbe, services: ServiceClient, timeout: float
-) -> ReadyReport:
-    checks: dict[str, Awaitable[object]] = {
-        "postgres": _postgres(engine),
-        "nats": _nats(nc),
-        "temporal": temporal.check(),
-        **{name: _service(services, name, timeout) for name in subjects.SERVICES},
-    }
-    results = await asyncio.gather(*(_probe(name, check, timeout) for name, check in checks.items()))
-    components = {c.name: c for c in results}
+async def readiness(checks: list[HealthCheck]) -> ReadyReport:
+    results = await asyncio.gather(*(check() for check in checks))
     return ReadyReport(
-        status="ok" if all(c.status == "ok" for c in results) else "down", components=components
+        status="ok" if all(c.status == "ok" for c in results) else "down",
+        components={c.name: c for c in results},
     )
