@@ -15,7 +15,7 @@ from sqlalchemy.sql.selectable import Join, Subquery, TableClause
 
 from cairn_scope.model import Scope
 
-SCOPED_TABLES = frozenset({"memories", "session_memories", "session_promotions"})
+SCOPED_TABLES = frozenset({"memories", "memory_chunks", "session_memories", "session_promotions"})
 
 Stmt = TypeVar("Stmt", Select[Any], Update, Delete)
 

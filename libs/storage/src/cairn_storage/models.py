@@ -15,6 +15,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    SmallInteger,
     String,
     Text,
     UniqueConstraint,
@@ -144,6 +145,30 @@ class Memory(Base):
     last_recalled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     graduated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = _created()
+
+
+class MemoryChunk(Base):
+    """Chunk vectors 1.. of a long memory (chunk 0 is `Memory.embedding`); recall scores a memory by its
+    best chunk. Deleted with the memory; rewritten whenever the memory's vector is."""
+
+    __tablename__ = "memory_chunks"
+    __table_args__ = (
+        Index("memory_chunks_scope_idx", "tenant_id", "subject_id"),
+        Index(
+            "memory_chunks_embedding_hnsw_idx",
+            "embedding",
+            postgresql_using="hnsw",
+            postgresql_with={"m": 16, "ef_construction": 64},
+            postgresql_ops={"embedding": "vector_cosine_ops"},
+        ),
+    )
+    memory_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("memories.id", ondelete="CASCADE"), primary_key=True
+    )
+    chunk_index: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    tenant_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True))
+    subject_id: Mapped[str] = mapped_column(String(200))
+    embedding: Mapped[Any] = mapped_column(Vector(EMBEDDING_DIM))
 
 
 class SessionMemory(Base):
