@@ -36,6 +36,11 @@ class ErrorCode(StrEnum):
     query_too_long = "query_too_long"
     budget_exceeded = "budget_exceeded"
     already_exists = "already_exists"
+    gate_unavailable = "gate_unavailable"
+    not_surfaced = "not_surfaced"
+    invalid_recall_id = "invalid_recall_id"
+    invalid_article_ids = "invalid_article_ids"
+    too_many_article_ids = "too_many_article_ids"
 
 
 class ErrorBody(BaseModel):
@@ -147,6 +152,16 @@ class BudgetExceeded(CairnError):
     code, status, default_message = ErrorCode.budget_exceeded, 429, "promotion budget exhausted"
 
 
+class GateUnavailable(CairnError):
+    code, status = ErrorCode.gate_unavailable, 503
+    default_message = "the novelty gate needs embeddings and they are unavailable; nothing was written"
+
+
+class NotSurfaced(CairnError):
+    code, status = ErrorCode.not_surfaced, 422
+    default_message = "an article id was not surfaced by this recall; nothing was recorded"
+
+
 class ValidationFailed(CairnError):
     """A request body or parameter failed validation; `code` names the rule that failed."""
 
@@ -170,6 +185,9 @@ SPECIFIC_VALIDATION_CODES = frozenset(
         ErrorCode.invalid_query,
         ErrorCode.query_too_long,
         ErrorCode.no_identifier,
+        ErrorCode.invalid_recall_id,
+        ErrorCode.invalid_article_ids,
+        ErrorCode.too_many_article_ids,
     }
 )
 

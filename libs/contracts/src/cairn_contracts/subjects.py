@@ -17,6 +17,17 @@ RECALL_MEMORY: Final = "cairn.v1.recall.memory"
 
 PROMOTION_PROMOTE: Final = "cairn.v1.promotion.promote"
 
+KNOWLEDGE_PROPOSE: Final = "cairn.v1.knowledge.propose"  # the novelty gate: every write-back
+KNOWLEDGE_GET: Final = "cairn.v1.knowledge.get"
+KNOWLEDGE_LIST: Final = "cairn.v1.knowledge.list"
+KNOWLEDGE_SEARCH: Final = "cairn.v1.knowledge.search"
+KNOWLEDGE_DELETE: Final = "cairn.v1.knowledge.delete"
+KNOWLEDGE_VISIBLE_IDS: Final = "cairn.v1.knowledge.visible_ids"
+
+RECALL_CONTEXT: Final = "cairn.v1.recall.context"  # merged recall
+RECALL_REFERENCED: Final = "cairn.v1.recall.referenced"
+RECALL_METRICS: Final = "cairn.v1.recall.metrics"
+
 # JetStream: durable background work. One stream holds every memory event.
 EVENTS_STREAM: Final = "CAIRN_MEMORY_EVENTS"
 EVENTS_SUBJECTS: Final = "cairn.v1.events.memory.>"
