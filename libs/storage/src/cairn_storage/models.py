@@ -48,6 +48,7 @@ class Tenant(Base):
     promotion_budget_per_hour: Mapped[int | None] = mapped_column(Integer)
     rate_limit_per_second: Mapped[float | None] = mapped_column(Float)
     rate_limit_burst: Mapped[int | None] = mapped_column(Integer)
+    graduation_recall_threshold: Mapped[int | None] = mapped_column(Integer)
     created_at: Mapped[datetime] = _created()
 
 
@@ -144,6 +145,10 @@ class Memory(Base):
     recall_count: Mapped[int] = mapped_column(Integer, default=0)
     last_recalled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     graduated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Graduation (migration 0006): the article this memory graduated into, stamped once with its scope.
+    graduated_article_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    graduated_scope: Mapped[str | None] = mapped_column(String(10))  # project | global
+    graduation_attempted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = _created()
 
 
