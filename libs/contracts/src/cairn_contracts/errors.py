@@ -41,6 +41,8 @@ class ErrorCode(StrEnum):
     invalid_recall_id = "invalid_recall_id"
     invalid_article_ids = "invalid_article_ids"
     too_many_article_ids = "too_many_article_ids"
+    invalid_memory_id = "invalid_memory_id"
+    already_graduated = "already_graduated"
 
 
 class ErrorBody(BaseModel):
@@ -157,6 +159,11 @@ class GateUnavailable(CairnError):
     default_message = "the novelty gate needs embeddings and they are unavailable; nothing was written"
 
 
+class AlreadyGraduated(CairnError):
+    code, status = ErrorCode.already_graduated, 409
+    default_message = "this memory already graduated into an article of another scope"
+
+
 class NotSurfaced(CairnError):
     code, status = ErrorCode.not_surfaced, 422
     default_message = "an article id was not surfaced by this recall; nothing was recorded"
@@ -188,6 +195,7 @@ SPECIFIC_VALIDATION_CODES = frozenset(
         ErrorCode.invalid_recall_id,
         ErrorCode.invalid_article_ids,
         ErrorCode.too_many_article_ids,
+        ErrorCode.invalid_memory_id,
     }
 )
 

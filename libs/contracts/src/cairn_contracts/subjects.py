@@ -17,6 +17,8 @@ RECALL_MEMORY: Final = "cairn.v1.recall.memory"
 
 PROMOTION_PROMOTE: Final = "cairn.v1.promotion.promote"
 
+GRADUATION_GRADUATE: Final = "cairn.v1.graduation.graduate"
+
 KNOWLEDGE_PROPOSE: Final = "cairn.v1.knowledge.propose"  # the novelty gate: every write-back
 KNOWLEDGE_GET: Final = "cairn.v1.knowledge.get"
 KNOWLEDGE_LIST: Final = "cairn.v1.knowledge.list"
