@@ -49,6 +49,7 @@ class Tenant(Base):
     rate_limit_per_second: Mapped[float | None] = mapped_column(Float)
     rate_limit_burst: Mapped[int | None] = mapped_column(Integer)
     graduation_recall_threshold: Mapped[int | None] = mapped_column(Integer)
+    graduation_served_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = _created()
 
 
@@ -239,3 +240,107 @@ class TenantProvider(Base):
     compiler_model: Mapped[str | None] = mapped_column(String(200))
     compiler_api_key: Mapped[str | None] = mapped_column(Text)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+# The generated full-text column of articles: the title weighs more than the body.
+ARTICLE_TSV = "setweight(to_tsvector('english', title), 'A') || setweight(to_tsvector('english', body), 'B')"
+
+
+class Article(Base):
+    """A knowledge article. Tenant-scoped; visibility decides which subjects of the tenant see it:
+    `tenant` (published: every key; draft: only its proposer) or `owner` (only `owner_subject_id`).
+    The partial unique indexes are the novelty gate's race-free half: concurrent identical proposals meet
+    in a constraint, never in a check-then-insert."""
+
+    __tablename__ = "articles"
+    __mapper_args__ = {"eager_defaults": True}
+    __table_args__ = (
+        Index("articles_tenant_created_idx", "tenant_id", "created_at"),
+        Index(
+            "articles_embedding_hnsw_idx",
+            "embedding",
+            postgresql_using="hnsw",
+            postgresql_with={"m": 16, "ef_construction": 64},
+            postgresql_ops={"embedding": "vector_cosine_ops"},
+        ),
+        Index("articles_tsv_idx", "tsv", postgresql_using="gin"),
+    )
+    id: Mapped[uuid.UUID] = _uuid_pk()
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    title: Mapped[str] = mapped_column(String(200))
+    body: Mapped[str] = mapped_column(Text, deferred=True)
+    category: Mapped[str | None] = mapped_column(String(64))
+    tags: Mapped[list[str]] = mapped_column(ARRAY(String(64)), default=list)
+    status: Mapped[str] = mapped_column(String(20))
+    visibility: Mapped[str] = mapped_column(String(20))
+    owner_subject_id: Mapped[str | None] = mapped_column(String(200))
+    proposer_subject_id: Mapped[str] = mapped_column(String(200))
+    project_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    source: Mapped[str] = mapped_column(String(20))
+    source_memory_id: Mapped[str | None] = mapped_column(String(100))
+    content_hash: Mapped[str] = mapped_column(String(64))  # of the body: the gate's exact-duplicate key
+    embedding: Mapped[Any] = mapped_column(Vector(EMBEDDING_DIM), deferred=True)
+    embedding_content_hash: Mapped[str] = mapped_column(String(64))  # of the embedded text (title + body)
+    embedding_model: Mapped[str | None] = mapped_column(String(100))
+    tsv: Mapped[Any] = mapped_column(TSVECTOR, Computed(ARTICLE_TSV, persisted=True), deferred=True)
+    created_by: Mapped[str | None] = mapped_column(String(100))
+    created_at: Mapped[datetime] = _created()
+    updated_at: Mapped[datetime] = _created()
+
+
+class ArticleChunk(Base):
+    """Chunk vectors 1.. of a long article (chunk 0 is `Article.embedding`); search scores an article by
+    its best chunk. Deleted with the article."""
+
+    __tablename__ = "article_chunks"
+    __table_args__ = (
+        Index("article_chunks_tenant_idx", "tenant_id"),
+        Index(
+            "article_chunks_embedding_hnsw_idx",
+            "embedding",
+            postgresql_using="hnsw",
+            postgresql_with={"m": 16, "ef_construction": 64},
+            postgresql_ops={"embedding": "vector_cosine_ops"},
+        ),
+    )
+    article_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("articles.id", ondelete="CASCADE"), primary_key=True
+    )
+    chunk_index: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    tenant_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True))
+    embedding: Mapped[Any] = mapped_column(Vector(EMBEDDING_DIM))
+
+
+class RecallShown(Base):
+    """Merged recall's shown-set: articles already shown to one session of one subject, until expiry.
+    Keyed (tenant, subject, session, article) so no other agent's session token can suppress your rows;
+    in PostgreSQL so every recall replica shares it."""
+
+    __tablename__ = "recall_shown"
+    __table_args__ = (Index("recall_shown_expiry_idx", "expires_at"),)
+    tenant_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    subject_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    session_id: Mapped[str] = mapped_column(String(400), primary_key=True)
+    article_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    shown_at: Mapped[datetime] = _created()
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class ArticleAccessEvent(Base):
+    """The funnel: `surfaced` (merged recall returned the article) and `referenced` (the client says it
+    used it), with `origin_search_id` = the recall's recall_id. One row per (recall, article, type), so the
+    funnel counts distinct pairs and a repeat is a no-op. Referenced rows feed no ranking."""
+
+    __tablename__ = "article_access_events"
+    __table_args__ = (
+        UniqueConstraint("origin_search_id", "article_id", "access_type"),
+        Index("article_access_events_tenant_idx", "tenant_id", "access_type"),
+    )
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    tenant_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True))
+    article_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("articles.id", ondelete="CASCADE"))
+    access_type: Mapped[str] = mapped_column(String(20))
+    origin_search_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True))
+    subject_id: Mapped[str] = mapped_column(String(200))
+    key_id: Mapped[str | None] = mapped_column(String(100))
+    created_at: Mapped[datetime] = _created()
