@@ -1,6 +1,6 @@
 """Cairn's typed Python SDK: `CairnClient` (sync) and `AsyncCairnClient` over the REST API."""
 
-from cairn_client._calls import History, Memories, RecallResult
+from cairn_client._calls import History, KnowledgeHits, Memories, RecallResult
 from cairn_client.client import AsyncCairnClient, CairnClient
 from cairn_client.errors import (
     BadRequest,
@@ -35,6 +35,7 @@ __all__ = [
     "History",
     "IdempotencyKeyReused",
     "InvalidRequest",
+    "KnowledgeHits",
     "Memories",
     "NotFound",
     "QuotaExceeded",

@@ -10,9 +10,12 @@ from urllib.parse import quote
 from cairn_client._transport import Call, clean, data_as, envelope_as
 from cairn_contracts import identity
 from cairn_contracts.envelope import DataEnvelope
+from cairn_contracts.graduation import GraduateResult
+from cairn_contracts.knowledge import Article, KnowledgeHit, ProposeResult
 from cairn_contracts.memory import Memory, SessionTurn
 from cairn_contracts.promotion import PromoteAccepted
 from cairn_contracts.recall import RecallHit
+from cairn_contracts.recall_context import RecallContextResponse, ReferencedResult
 
 API = "/api/v1"
 
@@ -193,3 +196,54 @@ def put_providers(tenant_id: str, body: dict[str, Any]) -> Call[identity.TenantP
 
 def get_providers(tenant_id: str) -> Call[identity.TenantProvidersOut]:
     return Call("GET", f"{API}/tenants/{_seg(tenant_id)}/providers", data_as(identity.TenantProvidersOut))
+
+
+# -- merged recall, knowledge, graduation ----------------------------------------------------------
+KnowledgeHits = DataEnvelope[list[KnowledgeHit]]
+
+
+def recall_context(
+    query: str, limit: int | None, project_id: str | None, session_id: str | None
+) -> Call[RecallContextResponse]:
+    body = _body(query=query, limit=limit, project_id=project_id, session_id=session_id)
+    return Call("POST", f"{API}/recall", envelope_as(RecallContextResponse), json=body)
+
+
+def referenced(recall_id: str, article_ids: Sequence[str], project_id: str | None) -> Call[ReferencedResult]:
+    body = _body(article_ids=list(article_ids), project_id=project_id)
+    return Call("POST", f"{API}/recall/{_seg(recall_id)}/referenced", data_as(ReferencedResult), json=body)
+
+
+def graduate(memory_id: str, re_scope: str | None) -> Call[GraduateResult]:
+    body = _body(memory_id=memory_id, re_scope=re_scope)
+    return Call("POST", f"{API}/memory/graduate", data_as(GraduateResult), json=body, write=True)
+
+
+def knowledge_propose(
+    title: str,
+    body: str,
+    category: str | None,
+    tags: Sequence[str] | None,
+    project_id: str | None,
+    visibility: str | None,
+) -> Call[ProposeResult]:
+    payload = _body(
+        title=title,
+        body=body,
+        category=category,
+        tags=list(tags) if tags is not None else None,
+        project_id=project_id,
+        visibility=visibility,
+    )
+    return Call("POST", f"{API}/knowledge", data_as(ProposeResult), json=payload, write=True)
+
+
+def knowledge_get(article_id: str) -> Call[Article]:
+    return Call("GET", f"{API}/knowledge/{_seg(article_id)}", data_as(Article))
+
+
+def knowledge_search(
+    query: str, limit: int | None, project_id: str | None, mode: str | None
+) -> Call[KnowledgeHits]:
+    body = _body(query=query, limit=limit, project_id=project_id, mode=mode)
+    return Call("POST", f"{API}/knowledge/search", envelope_as(KnowledgeHits), json=body)

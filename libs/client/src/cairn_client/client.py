@@ -16,7 +16,7 @@ import httpx
 from tenacity import AsyncRetrying, Retrying
 
 from cairn_client import _calls as calls
-from cairn_client._calls import History, Memories, RecallResult
+from cairn_client._calls import History, KnowledgeHits, Memories, RecallResult
 from cairn_client._transport import (
     Call,
     Config,
@@ -26,8 +26,11 @@ from cairn_client._transport import (
     transport_error,
 )
 from cairn_contracts import identity
+from cairn_contracts.graduation import GraduateResult
+from cairn_contracts.knowledge import Article, ProposeResult
 from cairn_contracts.memory import Memory, SessionTurn
 from cairn_contracts.promotion import PromoteAccepted
+from cairn_contracts.recall_context import RecallContextResponse, ReferencedResult
 
 T = TypeVar("T")
 
@@ -221,6 +224,55 @@ class CairnClient(_Base):
     def promote(self, session_id: str, *, idempotency_key: str | None = None) -> PromoteAccepted:
         """Start promotion of a session into long-term memories (`POST /api/v1/memory/promote`)."""
         return self._run(calls.promote(session_id), idempotency_key)
+
+    # -- merged recall, knowledge, graduation -------------------------------------------------------
+    def recall_context(
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        project_id: str | None = None,
+        session_id: str | None = None,
+    ) -> RecallContextResponse:
+        """Merged recall, memory and knowledge in one list with the selection ledger (`POST /api/v1/recall`)."""
+        return self._run(calls.recall_context(query, limit, project_id, session_id))
+
+    def referenced(
+        self, recall_id: str, article_ids: Sequence[str], *, project_id: str | None = None
+    ) -> ReferencedResult:
+        """Record which surfaced articles of a merged recall were used (`POST /api/v1/recall/{id}/referenced`)."""
+        return self._run(calls.referenced(recall_id, article_ids, project_id))
+
+    def graduate(
+        self, memory_id: str, *, re_scope: str | None = None, idempotency_key: str | None = None
+    ) -> GraduateResult:
+        """Graduate one memory into an owner-visible knowledge article (`POST /api/v1/memory/graduate`)."""
+        return self._run(calls.graduate(memory_id, re_scope), idempotency_key)
+
+    def knowledge_propose(
+        self,
+        title: str,
+        body: str,
+        *,
+        category: str | None = None,
+        tags: Sequence[str] | None = None,
+        project_id: str | None = None,
+        visibility: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> ProposeResult:
+        """Propose an article through the novelty gate (`POST /api/v1/knowledge`)."""
+        call = calls.knowledge_propose(title, body, category, tags, project_id, visibility)
+        return self._run(call, idempotency_key)
+
+    def knowledge_get(self, article_id: str) -> Article:
+        """One article with its body (`GET /api/v1/knowledge/{id}`)."""
+        return self._run(calls.knowledge_get(article_id))
+
+    def knowledge_search(
+        self, query: str, *, limit: int | None = None, project_id: str | None = None, mode: str | None = None
+    ) -> KnowledgeHits:
+        """Hybrid article search (`POST /api/v1/knowledge/search`)."""
+        return self._run(calls.knowledge_search(query, limit, project_id, mode))
 
     # -- identity and projects ----------------------------------------------------------------------
     def whoami(self) -> identity.WhoAmI:
@@ -425,6 +477,55 @@ class AsyncCairnClient(_Base):
 
     async def promote(self, session_id: str, *, idempotency_key: str | None = None) -> PromoteAccepted:
         return await self._run(calls.promote(session_id), idempotency_key)
+
+    # -- merged recall, knowledge, graduation -------------------------------------------------------
+    async def recall_context(
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        project_id: str | None = None,
+        session_id: str | None = None,
+    ) -> RecallContextResponse:
+        """Merged recall, memory and knowledge in one list with the selection ledger (`POST /api/v1/recall`)."""
+        return await self._run(calls.recall_context(query, limit, project_id, session_id))
+
+    async def referenced(
+        self, recall_id: str, article_ids: Sequence[str], *, project_id: str | None = None
+    ) -> ReferencedResult:
+        """Record which surfaced articles of a merged recall were used (`POST /api/v1/recall/{id}/referenced`)."""
+        return await self._run(calls.referenced(recall_id, article_ids, project_id))
+
+    async def graduate(
+        self, memory_id: str, *, re_scope: str | None = None, idempotency_key: str | None = None
+    ) -> GraduateResult:
+        """Graduate one memory into an owner-visible knowledge article (`POST /api/v1/memory/graduate`)."""
+        return await self._run(calls.graduate(memory_id, re_scope), idempotency_key)
+
+    async def knowledge_propose(
+        self,
+        title: str,
+        body: str,
+        *,
+        category: str | None = None,
+        tags: Sequence[str] | None = None,
+        project_id: str | None = None,
+        visibility: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> ProposeResult:
+        """Propose an article through the novelty gate (`POST /api/v1/knowledge`)."""
+        call = calls.knowledge_propose(title, body, category, tags, project_id, visibility)
+        return await self._run(call, idempotency_key)
+
+    async def knowledge_get(self, article_id: str) -> Article:
+        """One article with its body (`GET /api/v1/knowledge/{id}`)."""
+        return await self._run(calls.knowledge_get(article_id))
+
+    async def knowledge_search(
+        self, query: str, *, limit: int | None = None, project_id: str | None = None, mode: str | None = None
+    ) -> KnowledgeHits:
+        """Hybrid article search (`POST /api/v1/knowledge/search`)."""
+        return await self._run(calls.knowledge_search(query, limit, project_id, mode))
 
     # -- identity and projects ----------------------------------------------------------------------
     async def whoami(self) -> identity.WhoAmI:

@@ -72,6 +72,12 @@ class InvalidRequest(CairnAPIError):
         ErrorCode.no_identifier,
         ErrorCode.subject_id_unresolvable,
         ErrorCode.impersonation_tenant_required,
+        ErrorCode.invalid_memory_id,
+        ErrorCode.invalid_recall_id,
+        ErrorCode.invalid_article_ids,
+        ErrorCode.too_many_article_ids,
+        ErrorCode.not_surfaced,
+        ErrorCode.invalid_idempotency_key,
     )
 
 
@@ -88,7 +94,13 @@ class NotFound(CairnAPIError):
 
 
 class Conflict(CairnAPIError):
-    codes = (ErrorCode.conflict, ErrorCode.already_exists, ErrorCode.ambiguous_resolution)
+    codes = (
+        ErrorCode.conflict,
+        ErrorCode.already_exists,
+        ErrorCode.ambiguous_resolution,
+        ErrorCode.already_graduated,
+        ErrorCode.idempotency_key_in_progress,
+    )
 
 
 class QuotaExceeded(CairnAPIError):
@@ -100,7 +112,7 @@ class QuotaExceeded(CairnAPIError):
 class IdempotencyKeyReused(CairnAPIError):
     """422: this Idempotency-Key was already used with a different request body."""
 
-    codes = ("idempotency_key_reused",)
+    codes = (ErrorCode.idempotency_key_reused,)
 
 
 class RateLimited(CairnAPIError):
@@ -116,7 +128,7 @@ class BudgetExceeded(CairnAPIError):
 
 
 class ServiceUnavailable(CairnAPIError):
-    codes = (ErrorCode.service_unavailable, ErrorCode.upstream_timeout)
+    codes = (ErrorCode.service_unavailable, ErrorCode.upstream_timeout, ErrorCode.gate_unavailable)
 
 
 class ServerError(CairnAPIError):

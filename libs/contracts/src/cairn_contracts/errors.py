@@ -43,6 +43,9 @@ class ErrorCode(StrEnum):
     too_many_article_ids = "too_many_article_ids"
     invalid_memory_id = "invalid_memory_id"
     already_graduated = "already_graduated"
+    idempotency_key_reused = "idempotency_key_reused"
+    idempotency_key_in_progress = "idempotency_key_in_progress"
+    invalid_idempotency_key = "invalid_idempotency_key"
 
 
 class ErrorBody(BaseModel):
@@ -167,6 +170,21 @@ class AlreadyGraduated(CairnError):
 class NotSurfaced(CairnError):
     code, status = ErrorCode.not_surfaced, 422
     default_message = "an article id was not surfaced by this recall; nothing was recorded"
+
+
+class IdempotencyKeyReused(CairnError):
+    code, status = ErrorCode.idempotency_key_reused, 422
+    default_message = "this Idempotency-Key was already used with a different request"
+
+
+class IdempotencyKeyInProgress(CairnError):
+    code, status = ErrorCode.idempotency_key_in_progress, 409
+    default_message = "a request with this Idempotency-Key is still in flight; retry shortly"
+
+
+class InvalidIdempotencyKey(CairnError):
+    code, status = ErrorCode.invalid_idempotency_key, 422
+    default_message = "Idempotency-Key must be 1-255 printable ASCII characters"
 
 
 class ValidationFailed(CairnError):

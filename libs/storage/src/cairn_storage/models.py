@@ -15,6 +15,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     SmallInteger,
     String,
     Text,
@@ -343,4 +344,23 @@ class ArticleAccessEvent(Base):
     origin_search_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True))
     subject_id: Mapped[str] = mapped_column(String(200))
     key_id: Mapped[str | None] = mapped_column(String(100))
+    created_at: Mapped[datetime] = _created()
+
+
+class IdempotencyKey(Base):
+    """A write request's `Idempotency-Key`, per (tenant, subject): the request's hash and, once it
+    succeeded, its response, replayed to every repeat until `expires_at` (24 h). `status_code` is null
+    while the first request is in flight; its claim lapses at `locked_until` if that request died."""
+
+    __tablename__ = "idempotency_keys"
+    __table_args__ = (Index("idempotency_keys_expiry_idx", "expires_at"),)
+    tenant_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    subject_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    request_hash: Mapped[str] = mapped_column(String(64))
+    owner: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True))
+    status_code: Mapped[int | None] = mapped_column(SmallInteger)
+    response_body: Mapped[bytes | None] = mapped_column(LargeBinary)
+    locked_until: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = _created()
