@@ -32,6 +32,8 @@ class TenantPatch(BaseModel):
     promotion_budget_per_hour: Annotated[int, Field(ge=0, le=1_000_000)] | None = None
     rate_limit_per_second: Annotated[float, Field(gt=0, le=100_000)] | None = None
     rate_limit_burst: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    # Recalls that make a memory hot enough for the graduation sweep (null: CAIRN_GRADUATION_RECALL_THRESHOLD).
+    graduation_recall_threshold: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
 
 
 class Tenant(BaseModel):
@@ -42,6 +44,7 @@ class Tenant(BaseModel):
     rate_limit_per_second: float | None
     rate_limit_burst: int | None
     created_at: datetime
+    graduation_recall_threshold: int | None = None
 
 
 class KeyCreate(BaseModel):

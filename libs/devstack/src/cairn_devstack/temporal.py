@@ -17,6 +17,7 @@ DEFAULT_SEARCH_ATTRIBUTES: Mapping[str, str] = {
     "CairnTenantId": "Keyword",
     "CairnSubjectId": "Keyword",
     "CairnSessionId": "Keyword",
+    "CairnMemoryId": "Keyword",
 }
 """Custom search attributes registered at start, so operators can filter workflows by tenant."""
 

@@ -34,6 +34,7 @@ def tenant_out(row: Tenant) -> contract.Tenant:
         rate_limit_per_second=row.rate_limit_per_second,
         rate_limit_burst=row.rate_limit_burst,
         created_at=row.created_at,
+        graduation_recall_threshold=row.graduation_recall_threshold,
     )
 
 

@@ -34,9 +34,12 @@ def upgrade() -> None:
         postgresql_where=sa.text("graduated_at IS NULL AND superseded_by IS NULL"),
     )
     op.add_column("tenants", sa.Column("graduation_recall_threshold", sa.Integer))
+    # When the sweep last served the tenant: the least recently served tenants go first (round-robin).
+    op.add_column("tenants", sa.Column("graduation_served_at", sa.DateTime(timezone=True)))
 
 
 def downgrade() -> None:
+    op.drop_column("tenants", "graduation_served_at")
     op.drop_column("tenants", "graduation_recall_threshold")
     op.drop_index("memories_graduation_candidates_idx", table_name="memories")
     op.drop_constraint("memories_graduation_stamp_ck", "memories")
