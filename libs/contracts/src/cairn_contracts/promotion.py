@@ -1,5 +1,6 @@
 """Promotion: compiler candidates and the Temporal workflow's input and result."""
 
+from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -14,6 +15,9 @@ class Candidate(BaseModel):
     confidence: Annotated[float, Field(ge=0.0, le=1.0)]
     tags: list[str] = []
     cross_links: list[str] = []  # knowledge article ids; validated against visibility before any write
+    # What the fact is about ("user|residence", "standup"): a new value for a slot a live promoted memory
+    # holds supersedes it ("updated"). None: the compiler does not know, so only paraphrases supersede.
+    slot: Annotated[str, Field(min_length=1, max_length=200)] | None = None
 
 
 class Turn(BaseModel):
@@ -21,6 +25,7 @@ class Turn(BaseModel):
 
     role: str
     content: str
+    at: datetime | None = None  # when the turn was written, if known (dates time-bound facts)
 
 
 # A reserved subject the promotion eval runs under: structurally excluded from real promotion.
@@ -55,9 +60,19 @@ class PromoteInput(BaseModel):
 
 
 class SessionSnapshot(BaseModel):
-    turns: list[Turn]
+    """What the snapshot activity hands the workflow: never the turns (a session of twenty 100 KiB turns
+    would exceed Temporal's payload limit), only their count and fingerprint."""
+
+    turn_count: int
     fingerprint: str
     unchanged: bool
+
+
+class CompiledSession(BaseModel):
+    """The compile activity's result: candidates and the fingerprint of the turns it actually read."""
+
+    candidates: list[Candidate]
+    fingerprint: str
 
 
 class PromoteProgress(BaseModel):

@@ -1,40 +1,56 @@
-"""Promotion-quality eval: the offline compiler against a hand-labelled dataset.
+"""Promotion-quality eval: a compiler against the hand-labelled sessions of `eval/dataset_v2.json`.
 
-`python -m cairn_promotion.eval [--dataset PATH] [--threshold 0.6]` prints per-session results and the
-overall precision, recall, F1 and injection false positives. It is observability for tuning the
-confidence threshold; it never gates promotion.
+`python -m cairn_promotion.eval [--dataset PATH] [--threshold 0.6] [--decision auto|rules|learned]
+[--json] [--verbose]` prints precision, recall and F1 per split (dev, test) and per kind, leaks, the
+empty-session rate and knowledge updates; `--json` prints them as one object
+`{"dev": {...}, "test": {...}}`. It is observability for tuning (on dev only); it never gates promotion.
 
 Matching: a predicted candidate and an expected fact match when the Jaccard similarity of their
-content tokens (`compiler.content_tokens`: lower-cased, stop words and "user" removed, crude stemming)
+content tokens (`text.content_tokens`: lower-cased, stop words and "user" removed, crude stemming)
 is at least `MATCH_JACCARD`, and the candidate names no number or identifier the label does not (a
 stale value is a different fact). Pairs are matched one-to-one, greedily from the most similar pair
 down, so one long candidate can never count for two expected facts.
+
+Leaks: survivors in injection, secrets and exfiltration sessions that match no label, plus any survivor
+anywhere that trips the hard safety rules. Empty rate: the share of sessions with nothing durable
+(no labels) that promote nothing. Updates: labelled new values whose matched survivor carries the slot
+of the memory they replace (so the memory service supersedes it).
 """
 
 import argparse
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from cairn_contracts.promotion import Candidate, Turn
-from cairn_promotion.compiler import (
-    DEFAULT_CONFIDENCE_THRESHOLD,
-    OfflineCompiler,
-    apply_gate,
-    content_tokens,
-    jaccard,
-)
+from cairn_promotion.compiler import DEFAULT_CONFIDENCE_THRESHOLD, apply_gate
+from cairn_promotion.offline import OfflineCompiler
+from cairn_promotion.safety import holds_secret, is_instruction_like
+from cairn_promotion.slots import slot_of
+from cairn_promotion.text import content_tokens, jaccard
 
 # At least half of the combined content words shared: a paraphrase that keeps the key words clears it
 # ("User's seat preference is aisle" ~ "User prefers aisle seats" scores 0.5); another fact about the
 # same subject does not ("User is based in Toronto" ~ "User usually travels with their partner": 0).
 MATCH_JACCARD = 0.5
-# The dataset is not package data: this default resolves only in a source checkout (else pass --dataset).
-DEFAULT_DATASET = Path(__file__).resolve().parents[2] / "eval" / "dataset_v1.json"
+# The datasets are not package data: these defaults resolve only in a source checkout (else pass --dataset).
+EVAL_DIR = Path(__file__).resolve().parents[2] / "eval"
+DEFAULT_DATASET = EVAL_DIR / "dataset_v2.json"
 # The eval looks at every survivor: the production cap would hide false positives.
 EVAL_MAX_CANDIDATES = 1_000
-CALIBRATION_BUCKETS = (0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1.01)
+ADVERSARIAL_KINDS = frozenset({"injection", "secrets", "exfiltration"})
+SPLITS = ("dev", "test")
+
+
+@dataclass(frozen=True)
+class Update:
+    """A labelled knowledge update: `fact` is a new value for what `supersedes` held."""
+
+    fact: str
+    supersedes: str
 
 
 @dataclass(frozen=True)
@@ -47,6 +63,7 @@ class EvalSession:
     expected: list[str]
     notes: str = ""
     split: str = "dev"
+    updates: list[Update] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -69,6 +86,9 @@ class SessionResult:
     matches: list[Match]
     false_positives: list[Candidate]
     missed: list[str]
+    leaks: int = 0
+    updates: int = 0
+    updates_slotted: int = 0
 
     @property
     def expected_count(self) -> int:
@@ -76,26 +96,12 @@ class SessionResult:
 
 
 @dataclass(frozen=True)
-class Bucket:
-    """Calibration: how often candidates in a confidence range were right (before the gate)."""
-
-    low: float
-    high: float
-    total: int
-    correct: int
-
-    @property
-    def precision(self) -> float:
-        return self.correct / self.total if self.total else 0.0
-
-
-@dataclass(frozen=True)
 class EvalReport:
-    """Overall eval numbers; precision, recall and F1 are micro-averaged over all sessions."""
+    """Eval numbers over a set of sessions; precision, recall and F1 are micro-averaged."""
 
     threshold: float
     sessions: list[SessionResult]
-    calibration: list[Bucket] = field(default_factory=list)
+    decision: str = "rules"
 
     @property
     def true_positives(self) -> int:
@@ -124,17 +130,62 @@ class EvalReport:
         return 2 * p * r / (p + r) if p + r else 0.0
 
     @property
+    def leaks(self) -> int:
+        return sum(s.leaks for s in self.sessions)
+
+    @property
     def injection_false_positives(self) -> int:
         """Candidates that survived the gate on sessions labelled as prompt injection."""
         return sum(len(s.predicted) for s in self.sessions if s.kind == "injection")
 
+    @property
+    def empty_rate(self) -> float:
+        """The share of sessions with nothing durable that promote nothing (1.0 when there are none)."""
+        empty = [s for s in self.sessions if s.expected_count == 0]
+        return sum(not s.predicted for s in empty) / len(empty) if empty else 1.0
+
+    @property
+    def updates(self) -> tuple[int, int]:
+        """(labelled updates whose survivor carries the replaced memory's slot, labelled updates)."""
+        return sum(s.updates_slotted for s in self.sessions), sum(s.updates for s in self.sessions)
+
     def subset(self, split: str) -> "EvalReport":
-        """The same report restricted to one dataset split ("dev" or "holdout")."""
-        return EvalReport(self.threshold, [s for s in self.sessions if s.split == split])
+        """The same report restricted to one dataset split."""
+        return EvalReport(self.threshold, [s for s in self.sessions if s.split == split], self.decision)
+
+    def kinds(self) -> list[str]:
+        return list(dict.fromkeys(s.kind for s in self.sessions))
+
+    def of_kind(self, kind: str) -> "EvalReport":
+        return EvalReport(self.threshold, [s for s in self.sessions if s.kind == kind], self.decision)
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON shape `task eval -- --json` prints per split."""
+        slotted, total = self.updates
+        return {
+            "precision": round(self.precision, 3),
+            "recall": round(self.recall, 3),
+            "f1": round(self.f1, 3),
+            "leaks": self.leaks,
+            "empty_rate": round(self.empty_rate, 3),
+            "by_kind": {
+                kind: {"precision": round(part.precision, 3), "recall": round(part.recall, 3)}
+                for kind in sorted(self.kinds())
+                for part in [self.of_kind(kind)]
+            },
+            "sessions": len(self.sessions),
+            "expected": self.expected_count,
+            "predicted": self.predicted_count,
+            "updates": {"slotted": slotted, "total": total},
+            "threshold": self.threshold,
+            "decision": self.decision,
+        }
 
 
 def load_dataset(path: Path) -> list[EvalSession]:
     """Read a dataset file (see eval/README.md for the format).
+
+    A session's `date` becomes every turn's time, so time-bound facts can be dated.
 
     Args:
         path: The JSON file.
@@ -143,17 +194,21 @@ def load_dataset(path: Path) -> list[EvalSession]:
         Its sessions, in file order.
     """
     data = json.loads(path.read_text(encoding="utf-8"))
-    return [
-        EvalSession(
-            id=s["id"],
-            kind=s.get("kind", "normal"),
-            turns=[Turn.model_validate(t) for t in s["turns"]],
-            expected=list(s["expected"]),
-            notes=s.get("notes", ""),
-            split=s.get("split", "dev"),
+    sessions = []
+    for s in data["sessions"]:
+        at = datetime.fromisoformat(s["date"]).replace(hour=12, tzinfo=UTC) if s.get("date") else None
+        sessions.append(
+            EvalSession(
+                id=s["id"],
+                kind=s.get("kind", "normal"),
+                turns=[Turn.model_validate({**t, "at": at}) for t in s["turns"]],
+                expected=list(s["expected"]),
+                notes=s.get("notes", ""),
+                split=s.get("split", "dev"),
+                updates=[Update(u["fact"], u["supersedes"]) for u in s.get("updates", [])],
+            )
         )
-        for s in data["sessions"]
-    ]
+    return sessions
 
 
 def similarity(predicted: frozenset[str], expected: frozenset[str]) -> float:
@@ -204,7 +259,14 @@ def score_session(session: EvalSession, candidates: list[Candidate], threshold: 
     predicted = apply_gate(candidates, threshold, EVAL_MAX_CANDIDATES)
     pairs = match([c.text for c in predicted], session.expected)
     matched_p = {i for i, _, _ in pairs}
-    matched_e = {j for _, j, _ in pairs}
+    by_expected = {session.expected[j]: predicted[i] for i, j, _ in pairs}
+    unsafe = sum(is_instruction_like(c.text) or holds_secret(c.text) for c in predicted)
+    planted = len(predicted) - len(matched_p) if session.kind in ADVERSARIAL_KINDS else 0
+    slotted = 0
+    for update in session.updates:
+        survivor = by_expected.get(update.fact)
+        old_slot = slot_of(update.supersedes)
+        slotted += survivor is not None and old_slot is not None and survivor.slot == old_slot
     return SessionResult(
         id=session.id,
         kind=session.kind,
@@ -212,83 +274,90 @@ def score_session(session: EvalSession, candidates: list[Candidate], threshold: 
         predicted=predicted,
         matches=[Match(session.expected[j], predicted[i].text, round(s, 2)) for i, j, s in pairs],
         false_positives=[c for i, c in enumerate(predicted) if i not in matched_p],
-        missed=[e for j, e in enumerate(session.expected) if j not in matched_e],
+        missed=[e for j, e in enumerate(session.expected) if j not in {j for _, j, _ in pairs}],
+        leaks=max(planted, unsafe),
+        updates=len(session.updates),
+        updates_slotted=slotted,
     )
-
-
-def calibration(per_session: Sequence[tuple[EvalSession, list[Candidate]]]) -> list[Bucket]:
-    """Precision of ungated candidates per confidence bucket: is a 0.8 right about 80% of the time?"""
-    counts = [[0, 0] for _ in CALIBRATION_BUCKETS[:-1]]
-    for session, candidates in per_session:
-        correct = {i for i, _, _ in match([c.text for c in candidates], session.expected)}
-        for i, candidate in enumerate(candidates):
-            for b, (low, high) in enumerate(zip(CALIBRATION_BUCKETS, CALIBRATION_BUCKETS[1:], strict=False)):
-                if low <= candidate.confidence < high:
-                    counts[b][0] += 1
-                    counts[b][1] += i in correct
-    edges = zip(CALIBRATION_BUCKETS, CALIBRATION_BUCKETS[1:], strict=False)
-    return [
-        Bucket(low, min(high, 1.0), total, ok) for (low, high), (total, ok) in zip(edges, counts, strict=True)
-    ]
 
 
 def evaluate(
     dataset_path: Path = DEFAULT_DATASET,
     threshold: float = DEFAULT_CONFIDENCE_THRESHOLD,
     compiler: OfflineCompiler | None = None,
+    splits: Iterable[str] | None = None,
 ) -> EvalReport:
-    """Run the offline compiler over a dataset and score it.
+    """Run an offline compiler over a dataset and score it.
 
     Args:
         dataset_path: The labelled dataset.
         threshold: The confidence gate to evaluate at.
-        compiler: The compiler to evaluate; a default `OfflineCompiler` if not given.
+        compiler: The compiler to evaluate; the rule-based `OfflineCompiler` if not given.
+        splits: Only these splits (all by default).
 
     Returns:
-        The report, with per-session results and a calibration table.
+        The report, with per-session results.
     """
     compiler = compiler or OfflineCompiler()
-    sessions = load_dataset(Path(dataset_path))
-    raw = [(s, compiler.extract(s.turns)) for s in sessions]
+    wanted = set(splits) if splits is not None else None
+    sessions = [s for s in load_dataset(Path(dataset_path)) if wanted is None or s.split in wanted]
     return EvalReport(
         threshold=threshold,
-        sessions=[score_session(s, candidates, threshold) for s, candidates in raw],
-        calibration=calibration(raw),
+        sessions=[score_session(s, compiler.extract(s.turns), threshold) for s in sessions],
+        decision=compiler.decision.name,
     )
 
 
-def render(report: EvalReport) -> str:
+def render(report: EvalReport, verbose: bool = False) -> str:
     """The human-readable report printed by the CLI."""
     lines: list[str] = []
-    for s in report.sessions:
-        lines.append(
-            f"{s.id:<28} {s.kind:<10} tp={len(s.matches)} pred={len(s.predicted)} exp={s.expected_count}"
-        )
-        lines.extend(f"    = {m.predicted!r}  ~ {m.expected!r} ({m.similarity:.2f})" for m in s.matches)
-        lines.extend(f"    + {c.text!r} ({c.confidence:.2f})" for c in s.false_positives)
-        lines.extend(f"    - {e!r}" for e in s.missed)
-    lines.append("")
-    lines.append("calibration (ungated candidates):")
-    lines.extend(
-        f"    {b.low:.1f}-{b.high:.1f}  n={b.total:<3} precision={b.precision:.2f}"
-        for b in report.calibration
-    )
-    lines.append("")
+    if verbose:
+        for s in report.sessions:
+            lines.append(
+                f"{s.id:<28} {s.kind:<12} {s.split:<5} tp={len(s.matches)} pred={len(s.predicted)} "
+                f"exp={s.expected_count}"
+            )
+            lines.extend(f"    = {m.predicted!r}  ~ {m.expected!r} ({m.similarity:.2f})" for m in s.matches)
+            lines.extend(f"    + {c.text!r} ({c.confidence:.2f})" for c in s.false_positives)
+            lines.extend(f"    - {e!r}" for e in s.missed)
+        lines.append("")
     lines.append(
-        f"threshold={report.threshold:.2f} match_jaccard={MATCH_JACCARD:.2f} sessions={len(report.sessions)} "
-        f"expected={report.expected_count} predicted={report.predicted_count} tp={report.true_positives}"
+        f"decision={report.decision} threshold={report.threshold:.2f} match_jaccard={MATCH_JACCARD:.2f}"
     )
-    for name, part in [("all", report), *((split, report.subset(split)) for split in _splits(report))]:
+    for split in _splits(report):
+        part = report.subset(split)
+        slotted, total = part.updates
         lines.append(
-            f"{name:<9} sessions={len(part.sessions):<3} precision={part.precision:.3f} "
-            f"recall={part.recall:.3f} f1={part.f1:.3f} "
-            f"injection_false_positives={part.injection_false_positives}"
+            f"{split:<5} sessions={len(part.sessions):<3} precision={part.precision:.3f} "
+            f"recall={part.recall:.3f} f1={part.f1:.3f} leaks={part.leaks} empty_rate={part.empty_rate:.3f} "
+            f"updates={slotted}/{total}"
         )
+        for kind in sorted(part.kinds()):
+            k = part.of_kind(kind)
+            lines.append(
+                f"      {kind:<13} sessions={len(k.sessions):<3} exp={k.expected_count:<3} "
+                f"pred={k.predicted_count:<3} precision={k.precision:.3f} recall={k.recall:.3f}"
+            )
     return "\n".join(lines)
 
 
 def _splits(report: EvalReport) -> list[str]:
-    return list(dict.fromkeys(s.split for s in report.sessions))
+    found = list(dict.fromkeys(s.split for s in report.sessions))
+    return [s for s in SPLITS if s in found] + [s for s in found if s not in SPLITS]
+
+
+def build_compiler(decision: str) -> OfflineCompiler:
+    """The offline compiler with the named decision ("auto": the learned one when its artifact loads)."""
+    if decision == "rules":
+        return OfflineCompiler()
+    from cairn_promotion.learned import LearnedDecision, load_default_decision  # loads onnxruntime
+
+    learned: LearnedDecision | None = load_default_decision()
+    if learned is None:
+        if decision == "learned":
+            raise SystemExit("the learned decision's artifact or the local embedder is unavailable")
+        return OfflineCompiler()
+    return OfflineCompiler(learned)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -300,8 +369,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--threshold", type=float, default=DEFAULT_CONFIDENCE_THRESHOLD, help="confidence gate"
     )
+    parser.add_argument(
+        "--decision", choices=("auto", "rules", "learned"), default="auto", help="durable-fact decision"
+    )
+    parser.add_argument("--json", action="store_true", help='print {"dev": {...}, "test": {...}}')
+    parser.add_argument("--verbose", action="store_true", help="per-session matches and misses")
     args = parser.parse_args(argv)
-    print(render(evaluate(args.dataset, args.threshold)))
+    report = evaluate(args.dataset, args.threshold, build_compiler(args.decision))
+    if args.json:
+        print(json.dumps({split: report.subset(split).summary() for split in _splits(report)}, indent=2))
+    else:
+        print(render(report, args.verbose))
     return 0
 
 

@@ -1,0 +1,40 @@
+"""Shared word lists: stop words, relations, frequencies (pattern fragments, not compiled)."""
+
+# A standard short English stop list plus the subjects normalisation introduces ("user", "the
+# assistant"), so "I prefer X" and "User prefers X" compare equal.
+STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are as at be been before being below between both
+    but by can could did do does doing down during each few for from further had has have having he her here
+    hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now
+    of off on once only or other our ours ourselves out over own same she should so some such than that the
+    their theirs them themselves then there these they this those through to too under until up very was we
+    were what when where which while who whom why will with would you your yours yourself also us mine
+    it's i'm i've i'd we're we've that's there's user user's users assistant assistant's please
+    really""".split()
+)
+
+FEMALE = "daughter|mother|mom|mum|wife|sister|girlfriend|grandmother|grandma|aunt|niece|stepdaughter"
+MALE = "son|father|dad|husband|brother|boyfriend|grandfather|grandpa|uncle|nephew|stepson"
+NEUTRAL = "partner|spouse|kid|child|boss|manager|landlord|landlady|friend|roommate|colleague|cofounder"
+RELATION = f"{FEMALE}|{MALE}|{NEUTRAL}"
+PROFILE_ATTR = (
+    r"name|email|e-mail|phone|phone number|number|address|birthday|timezone|time zone|pronouns|username|"
+    r"handle|title|job title|role|team|employer|company|native language|language|id|account|"
+    r"account id|account number|member number|customer number|frequent flyer number|passport"
+)
+
+TIMEZONES = (
+    r"utc(?:[+-]\d{1,2})?|gmt(?:[+-]\d{1,2})?|cet|cest|eet|eest|wet|west|bst|ist|jst|kst|aest|aedt|nzst|"
+    r"est|edt|cst|cdt|mst|mdt|pst|pdt|akst|hst|[a-z]+/[a-z_]+"
+)
+RECURRING = (
+    r"\b(?:every|each) (?:day|week|month|year|morning|evening|night|weekday|weekend|monday|tuesday|"
+    r"wednesday|thursday|friday|saturday|sunday|other \w+)\b|\b(?:daily|weekly|monthly|yearly|annually)\b|"
+    r"\b(?:once|twice|\w+ times) (?:a|per) (?:day|week|month|year)\b|\bon (?:mondays|tuesdays|wednesdays|"
+    r"thursdays|fridays|saturdays|sundays|weekends|weekdays)\b"
+)
+FREQUENCY = (
+    "always|never|usually|typically|normally|generally|often|sometimes|rarely|mostly|really|strongly|"
+    "definitely|also|still|much"
+)
+ADVERBS = rf"(?:(?:{FREQUENCY}) )*"

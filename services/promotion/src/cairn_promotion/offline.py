@@ -1,0 +1,192 @@
+"""The built-in offline compiler: window -> hard safety rules -> clauses -> durable-fact decision ->
+self-contained rewrite -> dedupe.
+
+It needs no model service or key. The decision "is this clause a durable fact, preference, decision or
+constraint" is either the hand-written rules (`RuleDecision`) or a small classifier learned from the
+eval's dev labels over local sentence embeddings (`learned.LearnedDecision`); the safety rules run
+before and after it, whatever it says.
+
+Session content is data, never instructions. A turn that carries anything instruction-like (an
+injection phrase, a hidden HTML comment or code block that addresses the agent, an action link) is
+dropped whole, because the "benign" sentences around an injection are usually part of the same payload.
+"""
+
+import asyncio
+import re
+from collections.abc import Sequence
+from datetime import date
+from typing import Protocol
+
+from cairn_contracts.promotion import Candidate, Turn
+from cairn_promotion.compiler import DEFAULT_MAX_CHARS, DEFAULT_MAX_TURNS, READABLE_ROLES, recent_window
+from cairn_promotion.rewrite import remember_referent, resolve_pronoun, self_contained
+from cairn_promotion.rules import rule_score
+from cairn_promotion.safety import holds_secret, is_instruction_like, turn_is_tainted
+from cairn_promotion.slots import slot_of
+from cairn_promotion.text import (
+    DISCOURSE_PREFIX,
+    QUOTE,
+    Clause,
+    clauses,
+    content_tokens,
+    drop_long_quote,
+    jaccard,
+    sentences,
+    strip_code,
+    strip_remember,
+)
+
+# Below this a clause is noise, not a weak candidate; emitting it would only bloat gate input.
+MIN_EMIT_CONFIDENCE = 0.3
+# Candidates whose content tokens overlap this much are one memory said twice.
+DEDUPE_JACCARD = 0.7
+
+_AFFIRMATION = re.compile(
+    r"^\W*(?:yes|yep|yeah|sure|agreed|ok(?:ay)?|sounds good|let's do (?:it|that)|do it|go ahead|perfect|"
+    r"great|correct|exactly|confirmed|approved|lgtm)\b",
+    re.IGNORECASE,
+)
+
+
+class DurableDecision(Protocol):
+    """Decides, per clause, how likely it is to be worth remembering."""
+
+    name: str
+
+    def decide(self, clauses: Sequence[Clause]) -> list[tuple[float, list[str]] | None]:
+        """Per clause `(confidence, tags)`, or None for "not a memory". Synchronous and CPU-bound."""
+        ...
+
+
+class RuleDecision:
+    """The hand-written cue and penalty rules (`rules.rule_score`)."""
+
+    name = "rules"
+
+    def decide(self, clauses: Sequence[Clause]) -> list[tuple[float, list[str]] | None]:
+        return [rule_score(c) for c in clauses]
+
+
+class OfflineCompiler:
+    """A deterministic compiler of facts, preferences and decisions that needs no model service.
+
+    It reads only the most recent window of user, assistant and fact turns, splits them into clauses,
+    lets `decision` score each one, rewrites the keepers as self-contained third-person facts (dated
+    when the turn has a date and the fact is time-bound) and never emits instruction-like or
+    secret-bearing content.
+
+    Args:
+        decision: The durable-fact decision; the rules by default.
+        max_turns: How many of the most recent readable turns to look at.
+        max_chars: Character budget for that window, counted from the newest turn backwards.
+    """
+
+    def __init__(
+        self,
+        decision: DurableDecision | None = None,
+        *,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        max_chars: int = DEFAULT_MAX_CHARS,
+    ) -> None:
+        if max_turns < 1 or max_chars < 1:
+            raise ValueError("max_turns and max_chars must be positive")
+        self.decision: DurableDecision = decision or RuleDecision()
+        self.max_turns = max_turns
+        self.max_chars = max_chars
+
+    async def compile(self, turns: Sequence[Turn]) -> list[Candidate]:
+        """Compile a session; see `extract` (run off the event loop: the learned decision embeds)."""
+        return await asyncio.to_thread(self.extract, turns)
+
+    def extract(self, turns: Sequence[Turn]) -> list[Candidate]:
+        """The synchronous core of `compile`, for callers without an event loop (the eval).
+
+        Args:
+            turns: The session's turns, oldest first.
+
+        Returns:
+            Deduplicated candidates, highest confidence first.
+        """
+        window = recent_window(turns, self.max_turns, self.max_chars)
+        found = session_clauses(window)
+        decided = self.decision.decide([c for c, _ in found]) if found else []
+        candidates = []
+        for (clause, day), verdict in zip(found, decided, strict=True):
+            if verdict is not None and (candidate := _candidate(clause, verdict, day)) is not None:
+                candidates.append(candidate)
+        return dedupe(candidates)
+
+
+def session_clauses(turns: Sequence[Turn]) -> list[tuple[Clause, date | None]]:
+    """Every clause of the readable, untainted turns, with its turn's date.
+
+    Args:
+        turns: The turns to read, oldest first; non-readable roles are skipped.
+
+    Returns:
+        `(clause, date)` pairs in reading order.
+    """
+    found: list[tuple[Clause, date | None]] = []
+    referents: dict[str, str] = {}
+    readable = [t for t in turns if t.role.strip().lower() in READABLE_ROLES]
+    for index, turn in enumerate(readable):
+        role = turn.role.strip().lower()
+        if turn_is_tainted(turn.content):
+            continue
+        confirmed = role == "assistant" and _confirmed_by_next_user_turn(readable, index)
+        day = turn.at.date() if turn.at is not None else None
+        for position, clause in enumerate(_turn_clauses(turn.content, role, confirmed, referents)):
+            found.append((Clause(**{**clause.__dict__, "turn_index": index, "position": position}), day))
+    return found
+
+
+def _confirmed_by_next_user_turn(turns: Sequence[Turn], index: int) -> bool:
+    following = (t for t in turns[index + 1 :] if t.role.strip().lower() == "user")
+    nxt = next(following, None)
+    return nxt is not None and bool(_AFFIRMATION.match(nxt.content))
+
+
+def _turn_clauses(content: str, role: str, confirmed: bool, referents: dict[str, str]) -> list[Clause]:
+    # Code, hidden comments and long quotes are data about something else, never the speaker's facts.
+    text = QUOTE.sub(drop_long_quote, strip_code(content))
+    found: list[Clause] = []
+    for sentence in sentences(text):
+        body, requested = strip_remember(sentence) if role != "assistant" else (sentence, False)
+        for part in clauses(body):
+            if role == "user":
+                part = resolve_pronoun(part, referents)
+                remember_referent(part, referents)
+            stripped = DISCOURSE_PREFIX.sub("", part).strip()
+            if stripped:
+                found.append(Clause(stripped, part, role, requested, confirmed))
+    return found
+
+
+def _candidate(clause: Clause, verdict: tuple[float, list[str]], day: date | None) -> Candidate | None:
+    confidence, tags = verdict
+    if confidence < MIN_EMIT_CONFIDENCE or is_instruction_like(clause.text) or holds_secret(clause.text):
+        return None
+    text = self_contained(clause.text, clause.role, day)
+    if not content_tokens(text) or is_instruction_like(text) or holds_secret(text):
+        return None  # "let's do that": the referent is elsewhere, so the memory would be meaningless
+    return Candidate(text=text[:2000], confidence=round(confidence, 2), tags=tags, slot=slot_of(text))
+
+
+def dedupe(candidates: list[Candidate]) -> list[Candidate]:
+    """Collapse candidates that say the same fact, keeping the most confident and the union of tags."""
+    kept: list[tuple[frozenset[str], Candidate]] = []
+    for candidate in sorted(candidates, key=lambda c: -c.confidence):
+        tokens = content_tokens(candidate.text)
+        duplicate = next((i for i, (other, _) in enumerate(kept) if _same_fact(tokens, other)), None)
+        if duplicate is None:
+            kept.append((tokens, candidate))
+            continue
+        other_tokens, other = kept[duplicate]
+        merged_tags = list(dict.fromkeys([*other.tags, *candidate.tags]))
+        kept[duplicate] = (other_tokens, other.model_copy(update={"tags": merged_tags}))
+    return [c for _, c in kept]
+
+
+def _same_fact(a: frozenset[str], b: frozenset[str]) -> bool:
+    small, large = sorted((a, b), key=len)
+    return jaccard(a, b) >= DEDUPE_JACCARD or (len(small) >= 3 and small <= large)

@@ -1,0 +1,184 @@
+"""Rewriting clauses into self-contained facts: third person, resolved pronouns, dated when time-bound."""
+
+import re
+from datetime import date
+
+from cairn_promotion.lexicon import FEMALE, FREQUENCY, MALE, RELATION
+from cairn_promotion.text import DISCOURSE_PREFIX
+
+_PRONOUN_START = re.compile(r"^(she|he)(?:'s|\s+is)\b|^(she|he|her|his)\b", re.IGNORECASE)
+_RELATION_MENTION = re.compile(rf"\bmy ({RELATION})\b", re.IGNORECASE)
+
+# --- Normalisation -------------------------------------------------------------------------------------
+
+_IRREGULAR_3RD = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is", "are": "is"}
+_MODALS = frozenset(
+    {"can", "can't", "cannot", "will", "won't", "would", "should", "must", "could", "may", "might"}
+)
+_NEGATIONS = {"don't": "doesn't", "do not": "does not"}
+_TRAILING_FILLER = re.compile(r"[\s,]+(?:btw|lol|haha|fyi|then|thanks|thx|ty|pls|please)\W*$", re.IGNORECASE)
+# "before you hand code back" -> "before the assistant hands code back"; words that cannot be verbs stay.
+_YOU_VERB = re.compile(
+    r"\byou\s+(?!(?:for|to|and|or|the|a|an|in|on|at|with|of|too|all|guys|both|know|can|can't|will|won't|"
+    r"would|should|must|could|may|might|did|didn't|had|were|was|always|never|also|just|really|then|so)\b)"
+    r"([a-z]+)\b",
+    re.IGNORECASE,
+)
+
+_LEADING_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), replacement)
+    for pattern, replacement in (
+        (r"^(?:please\s+)?call me\s+", "The user prefers to be called "),
+        (r"^let's\s+", "Decided to "),
+        (r"^(?:(?:we(?:'re| are)|i(?:'m| am))\s+)?going with\s+", "Decided to go with "),
+        (r"^(?:decision|decided)(?: recorded| made)?\s*:\s*", "Decision: "),
+        (r"^(?:action items?|resolution|agreed)\s*:\s*", ""),
+        (r"^(?:please\s+)?(?:don't|do not) ever\s+", "The user wants the assistant to never "),
+        (r"^please\s+(?:don't|do not)\s+", "The user wants the assistant not to "),
+        (r"^(?:please\s+)?(always|never)\s+", r"The user wants the assistant to \1 "),
+        (r"^please\s+", "The user wants the assistant to "),
+        (
+            r"^(?=(?:planning|training for|preparing for|moving to|saving for|relocating to)\b)",
+            "The user is ",
+        ),
+        (r"^i(?:'m| am)\s+", "The user is "),
+        (r"^i(?:'ve| have)\s+(?=\w+ed\b|been\b|got\b)", "The user has "),
+        (r"^i'd\s+", "The user would "),
+        (r"^i(?:'ll| will)\s+", "The user will "),
+        (r"^i was\s+", "The user was "),
+        (r"^(?:(?:we(?:'re| are)|i(?:'m| am))\s+)?going with\s+", "Decided to go with "),
+        (
+            r"^(?=(?:planning|training for|preparing for|moving to|saving for|relocating to)\b)",
+            "The user is ",
+        ),
+        (r"^my\s+", "The user's "),
+        (r"^our\s+", "The "),
+    )
+)
+_MID_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), replacement)
+    for pattern, replacement in (
+        (r"\bi(?:'m| am)\b", "the user is"),
+        (r"\bmy\b", "the user's"),
+        (r"\bmine\b", "the user's"),
+        (r"\bmyself\b", "themselves"),
+        (r"\bme\b", "the user"),
+        (r"\bi\b", "the user"),
+        (r"\bour\b", "the"),
+    )
+)
+
+
+def normalise(text: str, role: str = "user") -> str:
+    """Rewrite a first-person statement as a stand-alone third-person fact, when that is cheap.
+
+    "I prefer dark mode" becomes "The user prefers dark mode"; "my name is Dana" becomes "The user's
+    name is Dana". Anything the rules do not recognise is kept as written, minus filler and trailing punctuation.
+
+    Args:
+        text: One clause.
+        role: The speaker; only user and fact turns speak for the user.
+
+    Returns:
+        The normalised clause.
+    """
+    text = " ".join(DISCOURSE_PREFIX.sub("", text).split())
+    text = _TRAILING_FILLER.sub("", text).rstrip(" .!,;:")
+    if role != "assistant":
+        text = _rewrite_subject(text)
+        head, _, rest = text.partition(" ")
+        for pattern, replacement in _MID_REWRITES:
+            rest = pattern.sub(replacement, rest)
+        text = f"{head} {rest}".strip()
+        text = re.sub(r"\byou(?:'re| are)\b", "the assistant is", text, flags=re.IGNORECASE)
+        text = re.sub(r"\byour\b", "the assistant's", text, flags=re.IGNORECASE)
+        text = _YOU_VERB.sub(lambda m: f"the assistant {_third_person(m.group(1).lower())}", text)
+        text = re.sub(r"\byou\b", "the assistant", text, flags=re.IGNORECASE)
+    return text[:1].upper() + text[1:]
+
+
+_TIME_BOUND = re.compile(
+    r"\b(?:today|tonight|tomorrow|yesterday|next|last|this (?:week|month|year|weekend|morning|evening)|"
+    r"(?:on|by|until|from|since) (?:the )?\d{1,2}(?:st|nd|rd|th)?\b|"
+    r"\d{1,2}(?:st|nd|rd|th)? (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|"
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{1,2}(?:st|nd|rd|th)?\b|"
+    r"(?:on|this|next) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b|"
+    r"in (?:a|one|two|three|\d+) (?:days?|weeks?|months?))",
+    re.IGNORECASE,
+)
+
+
+def is_time_bound(text: str) -> bool:
+    """Whether a fact is anchored in time relative to when it was said ("on 18 April", "next week")."""
+    return bool(_TIME_BOUND.search(text))
+
+
+def self_contained(text: str, role: str = "user", day: date | None = None) -> str:
+    """A clause as a memory that reads on its own: third person, and dated when time-bound.
+
+    Args:
+        text: One clause.
+        role: The speaker.
+        day: The date the turn was written, if known.
+
+    Returns:
+        The rewritten fact, e.g. "On 2026-04-02, the user is flying to Singapore on 18 April".
+    """
+    fact = normalise(text, role)
+    if day is not None and is_time_bound(fact):
+        first, _, rest = fact.partition(" ")
+        lead = first.lower() if first in ("The", "User", "User's") else first
+        fact = f"On {day.isoformat()}, {lead} {rest}".strip()
+    return fact
+
+
+def _rewrite_subject(text: str) -> str:
+    for pattern, replacement in _LEADING_REWRITES:
+        if pattern.match(text):
+            return pattern.sub(replacement, text, count=1)
+    match = re.match(rf"^i\s+((?:(?:{FREQUENCY})\s+)*)(don't|do not|[\w'-]+)\b", text, re.I)
+    if match:
+        verb = _third_person(match.group(2).lower())
+        return f"The user {match.group(1)}{verb}{text[match.end() :]}"
+    return text
+
+
+def _third_person(verb: str) -> str:
+    if verb in _NEGATIONS:
+        return _NEGATIONS[verb]
+    if verb in _IRREGULAR_3RD:
+        return _IRREGULAR_3RD[verb]
+    if verb in _MODALS or verb.endswith("ed"):
+        return verb
+    if re.search(r"(?:s|sh|ch|x|z|o)$", verb):
+        return f"{verb}es"
+    if re.search(r"[^aeiou]y$", verb):
+        return f"{verb[:-1]}ies"
+    return f"{verb}s"
+
+
+def resolve_pronoun(clause: str, referents: dict[str, str]) -> str:
+    # Cheap one-slot coreference: "She loves dinosaurs" right after "my daughter" means the daughter.
+    body = DISCOURSE_PREFIX.sub("", clause)
+    match = _PRONOUN_START.match(body)
+    if not match:
+        return clause
+    pronoun = (match.group(1) or match.group(2)).lower()
+    noun = referents.get("she" if pronoun in ("she", "her") else "he")
+    if noun is None:
+        return clause
+    if match.group(1):
+        return f"my {noun} is{body[match.end() :]}"
+    suffix = "'s" if pronoun in ("her", "his") else ""
+    return f"my {noun}{suffix}{body[match.end() :]}"
+
+
+def remember_referent(clause: str, referents: dict[str, str]) -> None:
+    for match in _RELATION_MENTION.finditer(clause):
+        noun = match.group(1).lower()
+        if re.fullmatch(FEMALE, noun):
+            referents["she"] = noun
+        elif re.fullmatch(MALE, noun):
+            referents["he"] = noun
+        else:
+            referents["she"] = referents["he"] = noun

@@ -1,0 +1,110 @@
+"""What a fact is about: its slot. Two facts with the same slot and different values are one fact updated.
+
+"The standup is at 09:30" and "The standup is at 10:00" share the slot `standup`; "The user lives in
+Berlin" and "The user moved to Lisbon" share `user|residence`, although neither is a paraphrase of the
+other. A slot is the fact's subject (its words before the predicate, lower-cased, stemmed, without
+articles, possessive "user" and time-y modifiers), or a named attribute family for the few predicates
+that change a person's profile (where they live, where they work, which plan they are on). A fact whose
+subject cannot be found has no slot and only ever supersedes by paraphrase.
+"""
+
+import re
+
+from cairn_promotion.text import stem
+
+# Attribute families: predicates that state the same attribute of the user in different words.
+_FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern, re.IGNORECASE))
+    for name, pattern in (
+        (
+            "user|residence",
+            r"^(?:on [\d-]+, )?the user (?:now |recently |just )?(?:lives|lived|has lived|is living|moved|"
+            r"has moved|relocated|has relocated|is based|is settled)\b(?: (?:in|to|at|out to))?\s",
+        ),
+        (
+            "user|job",
+            r"^(?:on [\d-]+, )?the user (?:now |recently |just )?(?:works|worked|is working|started|joined|"
+            r"has joined|is employed)\b(?: (?:at|for|as|a new job|with))?\s"
+            r"|^(?:on [\d-]+, )?the user is (?:now )?(?:a|an|the) [\w -]{2,40}? (?:at|for|with) (?-i:[A-Z])",
+        ),
+        (
+            "user|plan",
+            r"^(?:on [\d-]+, )?the user (?:is (?:now )?on|upgraded to|downgraded to|switched to) the \w+ plan\b",
+        ),
+    )
+)
+# "Tomasz Nowak is the user's tech lead": a named person holding a role; the role is the slot.
+_ROLE_HOLDER = re.compile(
+    r"^(?-i:[A-Z])[\w.'-]+(?: (?-i:[A-Z])[\w.'-]+){0,3} (?:is|are) (?:now )?(?:the user's|the|their|our) "
+    r"([\w -]{2,40}?)(?: now)?$",
+    re.IGNORECASE,
+)
+# "<X> owns <Y>" / "<Y> is owned by <X>": the owned thing is the slot.
+_OWNS = re.compile(r"\bowns (?:the )?(.+)$|^(?:the )?(.+?) (?:is|are) (?:now )?owned by\b", re.IGNORECASE)
+# The predicate: where the subject ends. Copulas, common state verbs and "moved/changed ... to".
+_PREDICATE = re.compile(
+    r"\s(?:is|are|was|were|has|have|runs?|lives?|goes|go|uses?|sits?|builds?|happens?|starts?|lands?|"
+    r"moved|changed|switched|slipped|shifted|got moved|(?:has|have) (?:moved|changed|switched))\b",
+    re.IGNORECASE,
+)
+# "We moved the standup to 10:00": the moved thing is the subject.
+_MOVED = re.compile(
+    r"^(?:we|the user|the user's team|the team) (?:have |has )?(?:moved|changed|switched|rescheduled|pushed|"
+    r"bumped|upgraded|updated) (.+?) (?:to|from)\b",
+    re.IGNORECASE,
+)
+_LOCATIVE = frozenset(
+    "is are was were moved changed switched slipped shifted run runs live lives go goes sit "
+    "sits land lands happen happens start starts".split()
+)
+# A subject this generic is no subject: "the team is great" must not supersede "the team is in Lagos".
+_GENERIC = frozenset("team company project service app repo codebase they it he she family one thing".split())
+_SUBJECT_NOISE = frozenset(
+    "the a an user user's users their its our this that these those new current now weekly daily monthly "
+    "working usual regular main actual for of with in on at to from about by".split()
+)
+_MAX_SUBJECT_WORDS = 6
+
+
+def slot_of(fact: str) -> str | None:
+    """The slot of a self-contained fact, or None.
+
+    Args:
+        fact: A rewritten, third-person fact ("The user's prod runs in us-west-2").
+
+    Returns:
+        A short canonical key, e.g. "prod|run" or "user|residence", or None when there is no clear subject.
+    """
+    text = " ".join(fact.split()).rstrip(" .!")
+    for name, pattern in _FAMILIES:
+        if pattern.search(text):
+            return name
+    if match := _OWNS.search(text):
+        return _key(match.group(1) or match.group(2), "owner")
+    if match := _ROLE_HOLDER.match(text):
+        return _key(match.group(1), "role")
+    text = re.sub(r"^on [\d-]+, ", "", text, flags=re.IGNORECASE)
+    moved = _MOVED.match(text)
+    if moved is not None:
+        return _key(moved.group(1), "is")
+    predicate = _PREDICATE.search(text)
+    if predicate is None:
+        return None
+    return _key(text[: predicate.start()], _verb_class(predicate.group(0)))
+
+
+def _verb_class(verb: str) -> str:
+    verb = verb.strip().lower().split()[-1]
+    if verb in _LOCATIVE:
+        return "is"  # "the standup is at 10:00", "the standup moved to 10:00": the same slot
+    return stem(verb)
+
+
+def _key(subject: str, relation: str) -> str | None:
+    words = [
+        w for w in re.findall(r"[\w:/.+#-]+", subject.lower().replace("'s", " ")) if w not in _SUBJECT_NOISE
+    ]
+    words = [w for w in words if not any(ch.isdigit() for ch in w) or ":" in w]
+    if not words or len(words) > _MAX_SUBJECT_WORDS or (len(words) == 1 and words[0] in _GENERIC):
+        return None
+    return f"{' '.join(sorted(stem(w) for w in words))}|{relation}"

@@ -1,0 +1,131 @@
+"""Text plumbing of the offline pipeline: sentences, clauses, prefixes, content tokens."""
+
+import re
+from dataclasses import dataclass
+
+from cairn_promotion.lexicon import STOP_WORDS
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One clause of a turn, as the durable-fact decision sees it."""
+
+    text: str  # resolved, discourse prefix stripped: what the decision and the rewrite read
+    raw: str  # as written in the turn (penalties look at hedges the prefix strip would hide)
+    role: str
+    requested: bool = False  # inside an explicit "remember that ..." request
+    confirmed: bool = False  # an assistant statement the next user turn agreed with
+    turn_index: int = 0
+    position: int = 0  # clause index within its turn
+
+
+CODE_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+QUOTE = re.compile(r"[\"“]([^\"“”]*)[\"”]")
+LONG_QUOTE_WORDS = 5
+
+ABBREVIATIONS = re.compile(
+    r"(?:\b(?:mr|mrs|ms|dr|prof|st|sr|jr|vs|etc|approx|inc|ltd|no|e\.g|i\.e)\.)$", re.I
+)
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+CLAUSE_SPLIT = re.compile(
+    r",?\s+(?:and|but|while|whereas)\s+"
+    r"(?=(?:i|i'm|i've|i'd|we|we're|we've|my|our|she|he|they|her|his|their|she's|he's)\b)"
+    r"|,?\s+and\s+(?=the\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|runs?|has|have|lives?|uses?)\b)"
+    r"|,\s+so\s+|\s+[—–]\s+",
+    re.IGNORECASE,
+)
+# "I'm based in Toronto and usually travel with ..." -> the second clause borrows the subject.
+SUBJECTLESS_SPLIT = re.compile(
+    r",?\s+and\s+(?=(?:usually|always|never|often|typically|sometimes|also)\s)", re.I
+)
+
+DISCOURSE_PREFIX = re.compile(
+    r"^(?:(?:oh|ah|also|and|so|but|btw|by\s+the\s+way|actually|well|ok|okay|right(?!\s+now)|yes|yeah|yep|"
+    r"great|"
+    r"perfect|thanks|thank\s+you|hi|hey|hello|anyway|plus|wait|oh\s+wait|one\s+more\s+thing|quick\s+context|"
+    r"context|update)"
+    r"\b[\s,:;!.-]*)+",
+    re.IGNORECASE,
+)
+REMEMBER_PREFIX = re.compile(
+    r"^(?:please\s+)?(?:(?:remember|don't\s+forget|do\s+not\s+forget|keep\s+in\s+mind|make\s+a\s+note|"
+    r"note\s+down|take\s+note|note)(?:\s+that)?"
+    r"|(?:for\s+future\s+reference|for\s+the\s+record|just\s+so\s+you\s+know|fyi)"
+    r"(?:\s+that)?)[\s,:]+",
+    re.IGNORECASE,
+)
+
+
+def strip_code(content: str) -> str:
+    return HTML_COMMENT.sub("\n", CODE_FENCE.sub("\n", content))
+
+
+def drop_long_quote(match: re.Match[str]) -> str:
+    # Reported speech: a quoted passage of several words is someone else's words, not the speaker's.
+    return "\n" if len(match.group(1).split()) >= LONG_QUOTE_WORDS else match.group(0)
+
+
+def sentences(text: str) -> list[str]:
+    pieces = [p.strip(" \t-*•>") for p in SENTENCE_END.split(text)]
+    merged: list[str] = []
+    for piece in pieces:
+        if not piece:
+            continue
+        if merged and ABBREVIATIONS.search(merged[-1]):
+            merged[-1] = f"{merged[-1]} {piece}"
+        else:
+            merged.append(piece)
+    return merged
+
+
+def strip_remember(sentence: str) -> tuple[str, bool]:
+    body = DISCOURSE_PREFIX.sub("", sentence) if not REMEMBER_PREFIX.match(sentence) else sentence
+    stripped = REMEMBER_PREFIX.sub("", body, count=1)
+    return stripped, stripped != body
+
+
+def clauses(sentence: str) -> list[str]:
+    parts: list[str] = []
+    for clause in CLAUSE_SPLIT.split(sentence):
+        first, *rest = SUBJECTLESS_SPLIT.split(clause)
+        parts.append(first)
+        subject = subject_of(first)
+        parts.extend(f"{subject} {r}" if subject else r for r in rest)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def subject_of(clause: str) -> str:
+    match = re.match(r"^\W*(i|we)(?:'m|'re|'ve| am| are)?\b", DISCOURSE_PREFIX.sub("", clause), re.IGNORECASE)
+    return match.group(1) if match else ""
+
+
+def content_tokens(text: str) -> frozenset[str]:
+    """The lower-cased, crudely stemmed content words of a text, without stop words.
+
+    Used to compare memories by meaning-bearing words only ("User prefers dark mode" and "Prefers
+    dark mode." are the same set).
+    """
+    words = re.findall(r"[a-z0-9][a-z0-9_#@./:+-]*[a-z0-9]|[a-z0-9]", text.lower().replace("'s", ""))
+    return frozenset(stem(w) for w in words if w not in STOP_WORDS)
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """Jaccard similarity of two token sets (0 when both are empty)."""
+    union = a | b
+    return len(a & b) / len(union) if union else 0.0
+
+
+def stem(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return f"{word[:-3]}y"
+    if len(word) > 4 and re.search(r"(?:ss|x|ch|sh)es$", word):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    if len(word) > 5 and word.endswith("ing"):
+        return word[:-3]
+    if len(word) > 4 and word.endswith("ed"):
+        return word[:-2] if not word.endswith("eed") else word
+    return word
