@@ -62,8 +62,12 @@ class Bench:
 
 
 @asynccontextmanager
-async def running_stack(extra_env: dict[str, str] | None = None) -> AsyncIterator[Bench]:
-    data_dir = Path(tempfile.mkdtemp(prefix="cairn-bench-"))
+async def running_stack(
+    extra_env: dict[str, str] | None = None, keep_dir: Path | None = None
+) -> AsyncIterator[Bench]:
+    """A private stack; with `keep_dir` its data lives there and survives the run (reused next time)."""
+    data_dir = keep_dir or Path(tempfile.mkdtemp(prefix="cairn-bench-"))
+    data_dir.mkdir(parents=True, exist_ok=True)
     config = CairnConfig(
         data_dir=data_dir,
         scope_secret=secrets.token_urlsafe(32),
@@ -78,7 +82,8 @@ async def running_stack(extra_env: dict[str, str] | None = None) -> AsyncIterato
             async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=60) as http:
                 yield Bench(stack, http, str(admin))
     finally:
-        shutil.rmtree(data_dir, ignore_errors=True)
+        if keep_dir is None:
+            shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -1,13 +1,18 @@
 """Recall at scale through the real stack.
 
-Loads >= 200,000 live memories across >= 200 subjects in 3 tenants (bulk COPY, then the HNSW index is built),
-adds a needle subject with 50 real memories written through the gateway, and measures for the needle's
-queries: recall@10 against exact kNN over the needle's own rows, p50/p95 latency of
-`POST /api/v1/memory/recall` through the gateway (query embedding included), and the p50 of the bare SQL for
-the same queries. It runs twice: with the default planner (small subjects are searched exactly) and with the
-index-safe ANN path forced for every subject (CAIRN_RECALL_EXACT_MAX_ROWS=0).
+Part 1 loads >= 200,000 live memories across >= 200 subjects in 3 tenants (bulk COPY, then the HNSW indexes
+are built), adds a needle subject with 50 real memories written through the gateway, and measures for the
+needle's queries: recall@10 against exact kNN over the needle's own rows, p50/p95 latency of
+`POST /api/v1/memory/recall` through the gateway (query embedding included), and the bare SQL. It runs with
+the default planner (small subjects are searched exactly) and with the large-subject ANN path forced for
+every subject (CAIRN_RECALL_EXACT_MAX_ROWS=0).
 
-    python bench/recall_scale.py [--rows 200000] [--subjects 210] [--rounds 3]
+Part 2 adds a tenant of >= 500,000 rows holding one large subject of 20,000 memories (`--big-rows`,
+`--big-subject`), whose rows are near-copies of the same texts as everyone else's, and measures that
+subject's own-top-10 recall against exact kNN (numpy over its own vectors) and the gateway latency, on the
+ANN path it takes by default. It prints the EXPLAIN of the statement the recall service runs.
+
+    python bench/recall_scale.py [--rows 200000] [--subjects 210] [--big-rows 500000] [--big-subject 20000]
 
 Haystack vectors are real MiniLM embeddings of ~3,000 distinct memory texts (the other subjects of
 bench/data/retrieval_eval_v1.json plus templated facts), each reused with Gaussian jitter so that rows are
@@ -23,14 +28,22 @@ import random
 import statistics
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 import numpy as np
 from pgvector.asyncpg import register_vector
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.expression import ClauseElement, Executable
 
+from cairn_contracts.identity import Role
 from cairn_embeddings import EmbeddingSettings, LocalOnnxEmbedder
+from cairn_recall.settings import RecallSettings
+from cairn_recall.store import RecallStore
+from cairn_scope import Scope
+from cairn_storage import create_engine, make_sessionmaker
 from harness import Bench, percentile, running_stack
 
 DATA = Path(__file__).parent / "data" / "retrieval_eval_v1.json"
@@ -69,14 +82,27 @@ def haystack_texts(dataset: dict[str, Any], count: int, rng: random.Random) -> l
     return texts
 
 
+Assign = Callable[[int], tuple[str, str]]  # row index -> (tenant id, subject id)
+
+
 async def bulk_load(
-    bench: Bench, tenants: list[str], rows: int, subjects: int, base: np.ndarray, texts: list[str]
-) -> None:
-    rng = np.random.default_rng(11)
+    bench: Bench,
+    rows: int,
+    assign: Assign,
+    base: np.ndarray,
+    texts: list[str],
+    *,
+    seed: int,
+    keep_subject: str | None = None,
+) -> np.ndarray:
+    """COPY `rows` jittered memories (HNSW index dropped meanwhile, rebuilt after); returns the vectors of
+    `keep_subject` (for exact ground truth in numpy)."""
+    rng = np.random.default_rng(seed)
+    kept: list[np.ndarray] = []
     conn = await asyncpg.connect(bench.stack.database_url)
     await register_vector(conn)
     try:
-        await conn.execute("DROP INDEX memories_live_embedding_hnsw_idx")
+        await conn.execute("DROP INDEX IF EXISTS memories_live_embedding_hnsw_idx")
         start = time.perf_counter()
         batch = 20_000
         for offset in range(0, rows, batch):
@@ -84,11 +110,14 @@ async def bulk_load(
             picks = rng.integers(0, len(base), n)
             vectors = base[picks] + rng.normal(scale=0.02, size=(n, base.shape[1]))
             vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+            owners = [assign(offset + i) for i in range(n)]
+            if keep_subject is not None:
+                kept.extend(vectors[i] for i in range(n) if owners[i][1] == keep_subject)
             records = [
                 (
                     uuid.uuid4(),
-                    uuid.UUID(tenants[(offset + i) % len(tenants)]),
-                    f"subject-{(offset + i) % subjects}",
+                    uuid.UUID(owners[i][0]),
+                    owners[i][1],
                     f"{texts[picks[i]]} (note {offset + i})",
                     vectors[i].astype(np.float32),
                     "bulk",
@@ -111,52 +140,61 @@ async def bulk_load(
             )
         print(f"bulk COPY of {rows} rows: {time.perf_counter() - start:.1f} s")
         start = time.perf_counter()
-        await conn.execute("SET maintenance_work_mem = '2GB'")
+        await conn.execute("SET maintenance_work_mem = '4GB'")
         await conn.execute(
             "CREATE INDEX memories_live_embedding_hnsw_idx ON memories USING hnsw (embedding vector_cosine_ops) "
             "WITH (m = 16, ef_construction = 64) WHERE superseded_by IS NULL"
         )
         await conn.execute("ANALYZE memories")
-        print(f"HNSW index build over {rows} rows: {time.perf_counter() - start:.1f} s")
+        total = await conn.fetchval("SELECT count(*) FROM memories")
+        print(f"HNSW index build over {total} rows: {time.perf_counter() - start:.1f} s")
     finally:
         await conn.close()
+    return np.array(kept)
 
 
-async def measure(
-    bench: Bench, key: str, tenant: str, queries: list[str], vectors: np.ndarray, rounds: int, label: str
-) -> None:
-    conn = await asyncpg.connect(bench.stack.database_url)
-    await register_vector(conn)
-    exact_sql = (
-        "SELECT id FROM memories WHERE tenant_id = $1 AND subject_id = 'needle' AND superseded_by IS NULL "
-        "AND embedding IS NOT NULL ORDER BY embedding <=> $2 LIMIT 10"
-    )
-    ann_sql = (
-        "SELECT id FROM (SELECT id, subject_id, project_id, embedding <=> $2 AS d FROM memories "
-        "WHERE tenant_id = $1 AND embedding IS NOT NULL AND superseded_by IS NULL ORDER BY embedding <=> $2 "
-        "LIMIT 200) pool WHERE subject_id = 'needle' AND project_id IS NULL ORDER BY d LIMIT 10"
-    )
+class Explain(Executable, ClauseElement):
+    inherit_cache = False
+
+    def __init__(self, statement: Any) -> None:
+        self.statement = statement
+
+
+@compiles(Explain, "postgresql")
+def _explain(element: Explain, compiler: Any, **kw: Any) -> str:
+    return "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + str(compiler.process(element.statement, **kw))
+
+
+async def recall_plan(bench: Bench, tenant: str, subject: str, vector: np.ndarray) -> str:
+    """EXPLAIN ANALYZE of the large-subject statement exactly as the recall service builds and runs it."""
+    engine = create_engine(bench.stack.database_url, pool_size=1)
+    scope = Scope(tenant_id=tenant, subject_id=subject, role=Role.agent, key_id="bench")
+    settings = RecallSettings(scope_secret="bench-only-" + uuid.uuid4().hex)
     try:
-        truth = [{str(r["id"]) for r in await conn.fetch(exact_sql, uuid.UUID(tenant), v)} for v in vectors]
-        bare: dict[str, list[float]] = {"exact": [], "ann": []}
-        for name, sql in (("exact", exact_sql), ("ann", ann_sql)):
-            for v in vectors:
-                async with conn.transaction():
-                    await conn.execute("SET LOCAL hnsw.ef_search = 200")
-                    await conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-                    start = time.perf_counter()
-                    await conn.fetch(sql, uuid.UUID(tenant), v)
-                    bare[name].append(time.perf_counter() - start)
-        plan = "\n".join(r[0] for r in await conn.fetch("EXPLAIN " + ann_sql, uuid.UUID(tenant), vectors[0]))
+        async with make_sessionmaker(engine).begin() as session:
+            store = RecallStore(session)
+            pool = max(settings.recall_pool_min, settings.semantic_depth * settings.recall_pool_factor)
+            await store.set_ann_options(
+                max(settings.hnsw_ef_search, pool),
+                settings.hnsw_iterative_scan,
+                settings.hnsw_max_scan_tuples,
+            )
+            stmt = store.ann_statement(scope, vector.tolist(), settings.semantic_depth, pool, None)
+            return "\n".join(r[0] for r in await session.execute(Explain(stmt)))
     finally:
-        await conn.close()
+        await engine.dispose()
+
+
+async def gateway_latency(
+    bench: Bench, key: str, queries: list[str], rounds: int, label: str, truth: list[set[str]] | None
+) -> None:
     for mode in ("semantic", "hybrid"):
         cold: list[float] = []
         warm: list[float] = []
         recalls: list[float] = []
         strategies: set[str] = set()
         for r in range(rounds):
-            for q, expected in zip(queries, truth, strict=True):
+            for i, q in enumerate(queries):
                 start = time.perf_counter()
                 resp = await bench.http.post(
                     "/api/v1/memory/recall",
@@ -166,9 +204,9 @@ async def measure(
                 (cold if r == 0 else warm).append(time.perf_counter() - start)
                 body = resp.json()
                 strategies.add(f"{body['meta']['strategy']}/{body['meta'].get('ann_iterative_scan', '-')}")
-                if r == 0 and mode == "semantic":
+                if r == 0 and mode == "semantic" and truth is not None:
                     got = {h["memory"]["id"] for h in body["data"]}
-                    recalls.append(len(got & expected) / max(1, len(expected)))
+                    recalls.append(len(got & truth[i]) / max(1, len(truth[i])))
         gateway_all = cold + warm
         print(
             f"[{label}] {mode:8s} via gateway: p50 {statistics.median(gateway_all) * 1000:.1f} ms, "
@@ -178,17 +216,36 @@ async def measure(
         )
         if recalls:
             print(
-                f"[{label}] needle recall@10 vs exact kNN over its own rows: {statistics.mean(recalls):.3f} "
-                f"(min {min(recalls):.2f}, {len(recalls)} queries)"
+                f"[{label}] own-top-10 recall vs exact kNN over the subject's own rows: "
+                f"{statistics.mean(recalls):.3f} (min {min(recalls):.2f}, {len(recalls)} queries)"
             )
-    print(
-        f"[{label}] bare SQL p50: exact-over-subject {statistics.median(bare['exact']) * 1000:.2f} ms, "
-        f"index-safe ANN pool {statistics.median(bare['ann']) * 1000:.2f} ms"
-    )
-    print(f"[{label}] ANN plan at scale: {'HNSW index' if 'hnsw_idx' in plan else 'NO HNSW'}")
 
 
-async def run(rows: int, subjects: int, rounds: int) -> None:
+# The bench's exact truth: `+ 0` keeps the planner off the HNSW index (an index cannot order by it).
+EXACT_SQL = (
+    "SELECT id FROM memories WHERE tenant_id = $1 AND subject_id = $3 AND superseded_by IS NULL "
+    "AND embedding IS NOT NULL ORDER BY (embedding <=> $2) + 0 LIMIT 10"
+)
+
+
+async def exact_truth(
+    bench: Bench, tenant: str, subject: str, vectors: np.ndarray
+) -> tuple[list[set[str]], float]:
+    conn = await asyncpg.connect(bench.stack.database_url)
+    await register_vector(conn)
+    try:
+        truth, times = [], []
+        for v in vectors:
+            start = time.perf_counter()
+            rows = await conn.fetch(EXACT_SQL, uuid.UUID(tenant), v, subject)
+            times.append(time.perf_counter() - start)
+            truth.append({str(r["id"]) for r in rows})
+    finally:
+        await conn.close()
+    return truth, statistics.median(times)
+
+
+async def run(rows: int, subjects: int, rounds: int, big_rows: int, big_subject: int) -> None:
     dataset = json.loads(DATA.read_text())
     rng = random.Random(5)
     embedder = LocalOnnxEmbedder.load(cache_dir=EmbeddingSettings().model_cache_dir)
@@ -204,7 +261,9 @@ async def run(rows: int, subjects: int, rounds: int) -> None:
 
     async with running_stack() as bench:
         tenants = [await bench.tenant(memory_quota=1_000_000) for _ in range(3)]
-        await bulk_load(bench, tenants, rows, subjects, base, texts)
+        await bulk_load(
+            bench, rows, lambda i: (tenants[i % 3], f"subject-{i % subjects}"), base, texts, seed=11
+        )
         key = await bench.agent_key(tenants[0], "needle")
         for text in needle_texts:
             r = await bench.http.post("/api/v1/memory", headers=bench.auth(key), json={"text": text})
@@ -223,11 +282,36 @@ async def run(rows: int, subjects: int, rounds: int) -> None:
             f"corpus: {total} live memories, {distinct} subjects, {len(tenants)} tenants; needle: 50 memories, "
             f"{len(queries)} queries"
         )
-        await measure(bench, key, tenants[0], queries, query_vectors, rounds, "default planner")
+        truth, bare = await exact_truth(bench, tenants[0], "needle", query_vectors)
+        print(f"bare SQL exact top-10 over the needle's rows: p50 {bare * 1000:.2f} ms")
+        await gateway_latency(bench, key, queries, rounds, "200k, default planner", truth)
         await bench.stack.supervisor.stop("recall")
         await bench.stack.start_service("recall", "cairn_recall", CAIRN_RECALL_EXACT_MAX_ROWS="0")
         await bench.stack.wait_ready()
-        await measure(bench, key, tenants[0], queries, query_vectors, rounds, "ANN forced")
+        await gateway_latency(bench, key, queries, rounds, "200k, ANN path forced", truth)
+        await bench.stack.supervisor.stop("recall")
+        await bench.stack.start_service("recall", "cairn_recall")
+        await bench.stack.wait_ready()
+        if not big_rows:
+            return
+
+        big = await bench.tenant(memory_quota=1_000_000)
+        every = max(1, big_rows // big_subject)
+        others = max(1, (big_rows - big_subject) // 1000)
+
+        def assign(i: int) -> tuple[str, str]:
+            return big, ("big" if i % every == 0 else f"crowd-{i % others}")
+
+        big_vectors = await bulk_load(bench, big_rows, assign, base, texts, seed=13, keep_subject="big")
+        big_key = await bench.agent_key(big, "big")
+        truth, bare = await exact_truth(bench, big, "big", query_vectors)
+        print(
+            f"large subject: {len(big_vectors)} memories in a tenant of {big_rows} rows "
+            f"({others} other subjects); bare SQL exact top-10 over its rows p50 {bare * 1000:.2f} ms"
+        )
+        await gateway_latency(bench, big_key, queries, rounds, f"{len(big_vectors)}-row subject", truth)
+        print("plan of the large-subject statement (EXPLAIN ANALYZE):")
+        print(await recall_plan(bench, big, "big", query_vectors[0]))
 
 
 def main() -> None:
@@ -237,8 +321,10 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--subjects", type=int, default=210)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--big-rows", type=int, default=500_000, help="0 skips part 2")
+    parser.add_argument("--big-subject", type=int, default=20_000)
     args = parser.parse_args()
-    asyncio.run(run(args.rows, args.subjects, args.rounds))
+    asyncio.run(run(args.rows, args.subjects, args.rounds, args.big_rows, args.big_subject))
 
 
 if __name__ == "__main__":

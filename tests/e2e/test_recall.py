@@ -5,6 +5,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import asyncpg
 import httpx
 import pytest
 
@@ -255,3 +256,52 @@ class TestFallback:
             await stack.supervisor.stop("recall")
             await stack.start_service("recall", "cairn_recall")
             await stack.wait_ready(timeout=60)
+
+
+def _long_memory(passage: str) -> str:
+    """About 7,000 characters on one topic with `passage` in its last 500: far past the model's window."""
+    filler = [
+        f"Weather log {i}: the morning was {['grey', 'clear', 'windy', 'humid'][i % 4]} with "
+        f"{10 + i % 15} degrees, light {['rain', 'drizzle', 'fog', 'sun'][i % 4]} by noon and a calm evening."
+        for i in range(70)
+    ]
+    return " ".join(filler) + " " + passage
+
+
+class TestLongMemories:
+    PASSAGE = "Finally: the spare key to the garden shed is hidden under the blue flowerpot by the gate."
+
+    async def test_a_passage_in_the_last_third_finds_its_memory(
+        self, http: httpx.AsyncClient, tenant: TenantHandle
+    ) -> None:
+        key = await tenant.agent()
+        text = _long_memory(self.PASSAGE)
+        assert len(text.encode()) <= limits.MEMORY_TEXT_MAX_BYTES
+        assert text.index(self.PASSAGE) > 2 * len(text) // 3
+        long_id = (await remember(http, key, text=text))["id"]
+        for fact in FACTS:
+            await remember(http, key, text=fact)
+        await wait_embedded(http, key, len(FACTS) + 1)
+        for mode in ("semantic", "hybrid"):
+            result = await recall(http, key, query="where is the spare shed key hidden?", mode=mode, limit=3)
+            top = result["data"][0]
+            assert top["memory"]["id"] == long_id, (mode, [h["memory"]["text"][:60] for h in result["data"]])
+            assert top["memory"]["text"] == text  # the API's memory model is unchanged: one memory, whole
+            # Scored by its best chunk (its weather-log head is unrelated to the question).
+            assert top["score"] > max(h["score"] for h in result["data"][1:])
+
+    async def test_chunks_go_with_their_memory(
+        self, http: httpx.AsyncClient, tenant: TenantHandle, stack: CairnStack
+    ) -> None:
+        key = await tenant.agent()
+        long_id = (await remember(http, key, text=_long_memory(self.PASSAGE)))["id"]
+        await wait_embedded(http, key, 1)
+        conn = await asyncpg.connect(stack.database_url)
+        try:
+            count = "SELECT count(*) FROM memory_chunks WHERE memory_id = $1"
+            assert await conn.fetchval(count, uuid.UUID(long_id)) >= 7
+            response = await http.delete(f"/api/v1/memory/{long_id}", headers=bearer(key))
+            assert response.status_code in (200, 204), response.text
+            assert await conn.fetchval(count, uuid.UUID(long_id)) == 0
+        finally:
+            await conn.close()

@@ -6,6 +6,7 @@ breaker built by :func:`build_embedder`.
 """
 
 from cairn_embeddings.breaker import BreakerState, CircuitBreakerEmbedder
+from cairn_embeddings.chunking import chunk_text
 from cairn_embeddings.errors import EmbedderUnavailable, EmbeddingError, EmbeddingProviderError
 from cairn_embeddings.factory import build_embedder
 from cairn_embeddings.hashing import content_hash
@@ -26,5 +27,6 @@ __all__ = [
     "OpenAICompatibleEmbedder",
     "SupportsClose",
     "build_embedder",
+    "chunk_text",
     "content_hash",
 ]

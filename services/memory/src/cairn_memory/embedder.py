@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from cairn_contracts import subjects
 from cairn_contracts.memory import MemoryCreated
 from cairn_embeddings import EmbeddingError, EmbeddingSettings, build_embedder, content_hash
+from cairn_memory.chunks import embed_with_chunks, replace_chunks
 from cairn_memory.events import ensure_stream
 from cairn_memory.settings import MemorySettings
 from cairn_providers import TenantEmbedders, secret_box
@@ -60,27 +61,26 @@ class EmbeddingWorker:
             # Maintenance by primary key across subjects: the worker acts for no caller.
             rows = (
                 await session.execute(
-                    select(Memory.id, Memory.text, Memory.embedding_content_hash).where(
+                    select(Memory.id, Memory.subject_id, Memory.text, Memory.embedding_content_hash).where(
                         Memory.tenant_id == uuid.UUID(tenant_id), Memory.id.in_(ids)
                     )
                 )
             ).all()
-            todo = [(r.id, r.text, content_hash(r.text)) for r in rows]
-            todo = [
-                (mid, body, digest)
-                for (mid, body, digest), r in zip(todo, rows, strict=True)
-                if r.embedding_content_hash != digest
-            ]
+            todo = [(r, content_hash(r.text)) for r in rows]
+            todo = [(r, digest) for r, digest in todo if r.embedding_content_hash != digest]
             if not todo:
                 return 0
-            vectors = await embedder.embed([body for _, body, _ in todo])
+            vectors = await embed_with_chunks(embedder, [r.text for r, _ in todo])
             await session.execute(
                 _WRITE,
                 [
-                    {"id": mid, "vector": str(list(vector)), "hash": digest, "model": embedder.name}
-                    for (mid, _, digest), vector in zip(todo, vectors, strict=True)
+                    {"id": r.id, "vector": str(list(vecs[0])), "hash": digest, "model": embedder.name}
+                    for (r, digest), vecs in zip(todo, vectors, strict=True)
                 ],
             )
+            for (r, _), vecs in zip(todo, vectors, strict=True):
+                if len(vecs) > 1:
+                    await replace_chunks(session, uuid.UUID(tenant_id), r.subject_id, r.id, vecs[1:])
         return len(todo)
 
     async def handle_batch(self, msgs: list[Msg]) -> None:

@@ -14,6 +14,7 @@ from cairn_contracts.errors import Forbidden, ServiceUnavailable
 from cairn_contracts.memory import Source
 from cairn_contracts.promotion import EVAL_SUBJECT_ID, PersistPromotedRequest, PersistPromotedResult
 from cairn_embeddings import EmbeddingError, content_hash
+from cairn_memory.chunks import embed_with_chunks, replace_chunks
 from cairn_memory.settings import MemorySettings
 from cairn_memory.store import MemoryStore
 from cairn_providers import TenantEmbedders
@@ -40,7 +41,7 @@ class PromotedWriter:
             return result
         embedder = await self._embedders.for_tenant(scope.tenant_id)
         try:
-            vectors = await embedder.embed([c.text for c in req.candidates])
+            vectors = await embed_with_chunks(embedder, [c.text for c in req.candidates])
         except EmbeddingError as exc:
             raise ServiceUnavailable(f"embedding unavailable: {exc}") from None  # the activity retries
         async with self._sm.begin() as session:
@@ -48,7 +49,7 @@ class PromotedWriter:
             await store.lock_scope(scope)
             quota = await store.quota(scope.tenant_id, self._settings.default_memory_quota)
             live = await store.live_count(scope)
-            for candidate, vector in zip(req.candidates, vectors, strict=True):
+            for candidate, (vector, *chunk_vectors) in zip(req.candidates, vectors, strict=True):
                 digest = content_hash(candidate.text)
                 if await self._has_promoted_hash(session, scope, digest):
                     result.deduped += 1
@@ -77,6 +78,10 @@ class PromotedWriter:
                     )
                     .on_conflict_do_nothing()
                 )
+                if chunk_vectors:
+                    await replace_chunks(
+                        session, uuid.UUID(scope.tenant_id), scope.subject_id, new_id, chunk_vectors
+                    )
                 result.memory_ids.append(str(new_id))
                 if near is not None:
                     near.superseded_by = new_id

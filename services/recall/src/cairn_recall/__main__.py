@@ -8,10 +8,11 @@ from nats.aio.client import Client as NATS
 from cairn_embeddings import EmbeddingSettings, build_embedder
 from cairn_providers import TenantEmbedders, secret_box
 from cairn_recall.events import HotnessPublisher
-from cairn_recall.handlers import register
+from cairn_recall.handlers import register, register_merged
+from cairn_recall.merged import MergedRecall, MergedRecallSettings
 from cairn_recall.service import RecallService, probe_iterative_scan
 from cairn_recall.settings import RecallSettings
-from cairn_servicekit import NatsService, run_service
+from cairn_servicekit import NatsService, ServiceClient, run_service
 from cairn_servicekit.health import postgres_check
 from cairn_storage import create_engine, make_sessionmaker
 
@@ -36,7 +37,16 @@ def main() -> None:
         stack.push_async_callback(publisher.drain)
         iterative = await probe_iterative_scan(sessionmaker, settings.hnsw_iterative_scan)
         service = NatsService("recall", settings)
-        register(service, RecallService(sessionmaker, embedders, settings, iterative, publisher))
+        recall = RecallService(sessionmaker, embedders, settings, iterative, publisher)
+        register(service, recall)
+        # Merged recall: memory in-process, knowledge over NATS; the shown-set lives in PostgreSQL.
+        merged_settings = MergedRecallSettings()
+        merged = MergedRecall(
+            sessionmaker, recall, embedders, ServiceClient(nc, settings.scope_secret), merged_settings
+        )
+        register_merged(service, merged)
+        pruner = asyncio.create_task(merged.prune_loop())
+        stack.callback(pruner.cancel)
         service.health_check(postgres_check(sessionmaker))
         return service
 

@@ -112,7 +112,8 @@ class RecallService:
         self, scope: Scope, req: RecallRequest, vector: list[float] | None
     ) -> tuple[list[RecallHit], RecallMeta]:
         strategy: Literal["ann", "exact", "keyword"]
-        candidates = max(req.limit, 50) if req.mode == "hybrid" else req.limit
+        settings = self._settings
+        candidates = max(req.limit, settings.semantic_depth) if req.mode == "hybrid" else req.limit
         strategy = "exact" if vector is not None else "keyword"
         iterative: IterativeScan | None = None
         async with self._sm.begin() as session:
@@ -121,27 +122,27 @@ class RecallService:
             keyword: list[Ranked] = []
             if vector is not None:
                 small = await store.live_rows_at_most(scope, self._settings.recall_exact_max_rows)
-                if req.include_superseded or small <= self._settings.recall_exact_max_rows:
+                if req.include_superseded or small <= settings.recall_exact_max_rows:
                     semantic = await store.exact(
                         scope, vector, candidates, req.project_id, req.include_superseded
                     )
                 else:
                     strategy, iterative = "ann", self._iterative
-                    pool = max(self._settings.recall_pool_min, candidates * self._settings.recall_pool_factor)
-                    ef = min(PGVECTOR_EF_SEARCH_MAX, max(self._settings.hnsw_ef_search, pool))
-                    await store.set_ann_options(ef, iterative.mode)
+                    pool = max(settings.recall_pool_min, candidates * settings.recall_pool_factor)
+                    ef = min(PGVECTOR_EF_SEARCH_MAX, max(settings.hnsw_ef_search, pool))
+                    await store.set_ann_options(ef, iterative.mode, settings.hnsw_max_scan_tuples)
                     semantic = await store.ann(scope, vector, candidates, pool, req.project_id)
             if req.mode != "semantic" and not req.include_superseded:
+                depth = max(req.limit, settings.keyword_depth) if req.mode == "hybrid" else req.limit
                 keyword = await store.keyword(
                     scope,
-                    req.query,
-                    max(candidates, self._settings.keyword_pool),
+                    await store.query_lexemes(req.query),
+                    depth,
                     req.project_id,
-                    match_all=req.mode == "hybrid" and self._settings.hybrid_keyword_match == "all",
+                    k1=settings.bm25_k1,
+                    b=settings.bm25_b,
                 )
-            chosen = fuse(semantic, keyword, self._settings.rrf_k, self._settings.rrf_keyword_weight)[
-                : req.limit
-            ]
+            chosen = fuse(semantic, keyword, settings.rrf_k, settings.rrf_keyword_weight)[: req.limit]
             rows = await store.rows_with_scores(scope, [m for m, _ in chosen], vector)
         hits = [
             RecallHit(memory=memory_out(rows[m][0]), score=rows[m][1], selection_reason=reason)

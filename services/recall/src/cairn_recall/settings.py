@@ -1,28 +1,29 @@
 """Recall service settings (env prefix CAIRN_)."""
 
-from typing import Literal
-
 from cairn_servicekit.settings import ServiceSettings
 
 
 class RecallSettings(ServiceSettings):
-    # Over-fetch: the ANN pool is this many times the limit (at least recall_pool_min rows).
-    recall_pool_factor: int = 20
-    recall_pool_min: int = 200
+    # Large subjects (the ANN path): the subject predicate rides inside the HNSW scan, so the pool only has
+    # to cover the fused candidates; iterative scan keeps walking the graph until it is full, up to
+    # hnsw_max_scan_tuples visited tuples.
+    recall_pool_factor: int = 2
+    recall_pool_min: int = 100
     hnsw_ef_search: int = 200
-    # "relaxed_order" keeps scanning the HNSW graph until the tenant residual has filled the pool.
     hnsw_iterative_scan: str = "relaxed_order"
+    hnsw_max_scan_tuples: int = 50_000
     # A subject with at most this many live rows is searched exactly (small scans beat any index).
     # 0 forces the ANN path for every subject.
     recall_exact_max_rows: int = 2000
+    # Hybrid = reciprocal rank fusion of the semantic list and the BM25 keyword list, each this deep.
+    semantic_depth: int = 50
+    keyword_depth: int = 50
     rrf_k: int = 60
-    # Inside hybrid, "all": a keyword hit needs every query term; "any": one term is enough. "all" measured
-    # best (bench/retrieval_eval.py): any-term hits on common words crowded out paraphrase matches. The
-    # keyword-only mode always matches any term (alone, recall needs the wider net).
-    hybrid_keyword_match: Literal["all", "any"] = "all"
-    # The keyword list's weight in the fusion (the semantic list weighs 1); bench/retrieval_eval.py measures it.
+    # The keyword list's weight in the fusion (the semantic list weighs 1).
     rrf_keyword_weight: float = 1.0
-    keyword_pool: int = 100
+    # Okapi BM25 on the keyword side: any query term may match, rare terms (in the subject) weigh most.
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
     # Hotness signal
     hot_score_floor: float = 0.6
     hot_cooldown_seconds: int = 3600

@@ -5,11 +5,12 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, Text, case, func, literal, or_, select, text
+from sqlalchemy import ColumnElement, case, cast, func, literal, or_, select, text
+from sqlalchemy.dialects.postgresql import TSQUERY
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn_scope import Scope, check_scoped
-from cairn_storage.models import Memory
+from cairn_storage.models import Memory, MemoryChunk
 
 _TOKEN = re.compile(r"[\w-]{3,}", re.UNICODE)
 MAX_FALLBACK_TOKENS = 8
@@ -35,6 +36,21 @@ def _subject_rows(scope: Scope, include_superseded: bool) -> list[ColumnElement[
     return conditions
 
 
+def _tsquery_term(lexeme: str) -> str:
+    """A lexeme as a quoted tsquery operand (cast as is: no parser or dictionary runs on it again)."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _best_per_memory(rows: Any, limit: int) -> list[Ranked]:
+    """Head and chunk distances of the same memories: each memory by its best, nearest first."""
+    best: dict[uuid.UUID, float] = {}
+    for row in rows:
+        if row.id not in best or row.distance < best[row.id]:
+            best[row.id] = row.distance
+    ordered = sorted(best.items(), key=lambda item: (item[1], item[0]))
+    return [Ranked(memory_id, distance) for memory_id, distance in ordered[:limit]]
+
+
 def _escape_like(value: str) -> str:
     return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
@@ -43,7 +59,9 @@ class RecallStore:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
 
-    async def set_ann_options(self, ef_search: int, iterative_scan: str | None) -> None:
+    async def set_ann_options(
+        self, ef_search: int, iterative_scan: str | None, max_scan_tuples: int | None = None
+    ) -> None:
         """Transaction-local options (pooled connections never keep them)."""
         await self.session.execute(
             text("SELECT set_config('hnsw.ef_search', :v, true)"), {"v": str(ef_search)}
@@ -52,6 +70,10 @@ class RecallStore:
             await self.session.execute(
                 text("SELECT set_config('hnsw.iterative_scan', :v, true)"), {"v": iterative_scan}
             )
+            if max_scan_tuples:
+                await self.session.execute(
+                    text("SELECT set_config('hnsw.max_scan_tuples', :v, true)"), {"v": str(max_scan_tuples)}
+                )
 
     async def live_rows_at_most(self, scope: Scope, cap: int) -> int:
         """The subject's embedded live rows, counted only up to `cap + 1` (the count is a planning hint)."""
@@ -66,15 +88,19 @@ class RecallStore:
     def ann_statement(
         self, scope: Scope, vector: list[float], limit: int, pool: int, project_id: str | None
     ) -> Any:
-        """Index-safe kNN: the inner query keeps only index-safe residuals so HNSW serves it; the outer
-        query applies the subject scope and the project partition to the over-fetched pool."""
+        """Large subjects: the subject and partition predicates ride inside the HNSW scan, which pgvector's
+        iterative scan keeps walking until `pool` of the subject's own rows have passed them (a pool
+        filtered only afterwards starved a subject whose tenant was crowded by near-copies). The outer
+        query re-applies the subject bound, so the guard sees it on the outermost query."""
         distance = Memory.embedding.cosine_distance(vector)
         inner = (
-            select(Memory.id, Memory.subject_id, Memory.project_id, distance.label("distance"))
+            select(Memory.id, Memory.subject_id, distance.label("distance"))
             .where(
                 Memory.tenant_id == scope.tenant_id,
+                Memory.subject_id == scope.subject_id,
                 Memory.embedding.is_not(None),
                 Memory.superseded_by.is_(None),
+                _partition(Memory.project_id, project_id),
             )
             .order_by(distance)
             .limit(pool)
@@ -82,8 +108,35 @@ class RecallStore:
         )
         outer = (
             select(inner.c.id, inner.c.distance)
-            .where(inner.c.subject_id == scope.subject_id, _partition(inner.c.project_id, project_id))
+            .where(inner.c.subject_id == scope.subject_id)
             .order_by(inner.c.distance)
+            .limit(limit)
+        )
+        return check_scoped(outer, scope)
+
+    def ann_chunks_statement(
+        self, scope: Scope, vector: list[float], limit: int, pool: int, project_id: str | None
+    ) -> Any:
+        """The same index-served scan over chunk vectors 1.., best chunk per live memory."""
+        distance = MemoryChunk.embedding.cosine_distance(vector)
+        inner = (
+            select(MemoryChunk.memory_id, MemoryChunk.subject_id, distance.label("distance"))
+            .where(MemoryChunk.tenant_id == scope.tenant_id, MemoryChunk.subject_id == scope.subject_id)
+            .order_by(distance)
+            .limit(pool)
+            .subquery("chunk_pool")
+        )
+        best = func.min(inner.c.distance)
+        outer = (
+            select(inner.c.memory_id.label("id"), best.label("distance"))
+            .join(Memory, Memory.id == inner.c.memory_id)
+            .where(
+                inner.c.subject_id == scope.subject_id,
+                *_subject_rows(scope, False),
+                _partition(Memory.project_id, project_id),
+            )
+            .group_by(inner.c.memory_id)
+            .order_by(best)
             .limit(limit)
         )
         return check_scoped(outer, scope)
@@ -91,15 +144,16 @@ class RecallStore:
     async def ann(
         self, scope: Scope, vector: list[float], limit: int, pool: int, project_id: str | None
     ) -> list[Ranked]:
-        rows = await self.session.execute(self.ann_statement(scope, vector, limit, pool, project_id))
-        return [Ranked(r.id, r.distance) for r in rows]
+        heads = await self.session.execute(self.ann_statement(scope, vector, limit, pool, project_id))
+        chunks = await self.session.execute(self.ann_chunks_statement(scope, vector, limit, pool, project_id))
+        return _best_per_memory([*heads, *chunks], limit)
 
     async def exact(
         self, scope: Scope, vector: list[float], limit: int, project_id: str | None, include_superseded: bool
     ) -> list[Ranked]:
-        """Exact bounded top-k over the subject's own rows (no index scan)."""
+        """Exact bounded top-k over the subject's own rows (no index scan), scored by the best chunk."""
         distance = Memory.embedding.cosine_distance(vector)
-        stmt = check_scoped(
+        heads = check_scoped(
             select(Memory.id, distance.label("distance"))
             .where(
                 *_subject_rows(scope, include_superseded),
@@ -110,29 +164,87 @@ class RecallStore:
             .limit(limit),
             scope,
         )
-        return [Ranked(r.id, r.distance) for r in await self.session.execute(stmt)]
-
-    async def keyword(
-        self, scope: Scope, query: str, limit: int, project_id: str | None, *, match_all: bool = True
-    ) -> list[Ranked]:
-        """Full-text match over the same scope, ranked by cover density. `match_all` requires every query
-        term (strong, selective evidence); otherwise any term may match."""
-        all_terms = func.plainto_tsquery("english", query)
-        any_term = func.to_tsquery("english", func.replace(func.cast(all_terms, Text), "&", "|"))
-        tsquery = all_terms if match_all else any_term
-        rank = func.ts_rank_cd(Memory.tsv, tsquery)
-        stmt = check_scoped(
-            select(Memory.id, rank.label("rank"))
+        best = func.min(MemoryChunk.embedding.cosine_distance(vector))
+        chunks = check_scoped(
+            select(MemoryChunk.memory_id.label("id"), best.label("distance"))
+            .join(Memory, Memory.id == MemoryChunk.memory_id)
             .where(
-                *_subject_rows(scope, False),
+                MemoryChunk.tenant_id == scope.tenant_id,
+                MemoryChunk.subject_id == scope.subject_id,
+                *_subject_rows(scope, include_superseded),
                 _partition(Memory.project_id, project_id),
-                Memory.tsv.op("@@")(tsquery),
             )
-            .order_by(rank.desc(), Memory.created_at.desc())
+            .group_by(MemoryChunk.memory_id)
+            .order_by(best)
             .limit(limit),
             scope,
         )
-        return [Ranked(r.id, r.rank) for r in await self.session.execute(stmt)]
+        rows = [*await self.session.execute(heads), *await self.session.execute(chunks)]
+        return _best_per_memory(rows, limit)
+
+    async def query_lexemes(self, query: str) -> list[str]:
+        """The query's terms as the full-text index stores them (stemmed, stop words removed)."""
+        found = await self.session.scalar(select(func.tsvector_to_array(func.to_tsvector("english", query))))
+        return list(found or [])
+
+    async def keyword(
+        self,
+        scope: Scope,
+        lexemes: list[str],
+        limit: int,
+        project_id: str | None,
+        *,
+        k1: float = 1.2,
+        b: float = 0.75,
+    ) -> list[Ranked]:
+        """Okapi BM25 over the subject's live rows that contain ANY query term. Document frequencies
+        come from the subject's own rows, so a word common in this subject's memories weighs little
+        even when it is rare elsewhere (and the other way round)."""
+        if not lexemes:
+            return []
+        any_term = cast(literal(" | ".join(_tsquery_term(lex) for lex in lexemes)), TSQUERY)
+        scoped = check_scoped(
+            select(Memory.id, Memory.tsv).where(
+                *_subject_rows(scope, False),
+                _partition(Memory.project_id, project_id),
+                Memory.tsv.op("@@")(any_term),
+            ),
+            scope,
+        )
+        docs = scoped.cte("docs")
+        n_docs = await self.live_rows(scope)
+        term = func.unnest(docs.c.tsv).table_valued("lexeme", "positions", "weights").render_derived()
+        postings = (
+            select(
+                docs.c.id,
+                term.c.lexeme,
+                func.coalesce(func.array_length(term.c.positions, 1), 1).label("tf"),
+                func.length(docs.c.tsv).label("dl"),
+            )
+            .select_from(docs)
+            .join(term, literal(True))
+            .where(term.c.lexeme.in_(lexemes))
+            .cte("postings")
+        )
+        df = select(postings.c.lexeme, func.count().label("df")).group_by(postings.c.lexeme).cte("df")
+        avgdl = select(func.avg(postings.c.dl)).scalar_subquery()
+        idf = func.ln(1 + (n_docs - df.c.df + 0.5) / (df.c.df + 0.5))
+        tf = postings.c.tf
+        bm25 = func.sum(idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * postings.c.dl / avgdl)))
+        stmt = (
+            select(postings.c.id, bm25.label("rank"))
+            .join(df, df.c.lexeme == postings.c.lexeme)
+            .group_by(postings.c.id)
+            .order_by(bm25.desc(), postings.c.id)
+            .limit(limit)
+        )
+        return [Ranked(r.id, float(r.rank)) for r in await self.session.execute(stmt)]
+
+    async def live_rows(self, scope: Scope) -> int:
+        stmt = check_scoped(
+            select(func.count()).select_from(Memory).where(*_subject_rows(scope, False)), scope
+        )
+        return int(await self.session.scalar(stmt) or 0)
 
     async def ilike_fallback(
         self, scope: Scope, query: str, limit: int, project_id: str | None
@@ -165,5 +277,26 @@ class RecallStore:
             ),
             scope,
         )
-        rows = await self.session.execute(stmt)
-        return {r.Memory.id: (r.Memory, None if r.score is None else float(r.score)) for r in rows}
+        rows = {
+            r.Memory.id: (r.Memory, None if r.score is None else float(r.score))
+            for r in await self.session.execute(stmt)
+        }
+        if vector is None:
+            return rows
+        # A long memory scores by its best chunk, as it was ranked.
+        best = func.max(1 - MemoryChunk.embedding.cosine_distance(vector))
+        chunks = check_scoped(
+            select(MemoryChunk.memory_id, best.label("score"))
+            .where(
+                MemoryChunk.tenant_id == scope.tenant_id,
+                MemoryChunk.subject_id == scope.subject_id,
+                MemoryChunk.memory_id.in_(ids),
+            )
+            .group_by(MemoryChunk.memory_id),
+            scope,
+        )
+        for r in await self.session.execute(chunks):
+            memory, head = rows.get(r.memory_id, (None, None))
+            if memory is not None and (head is None or r.score > head):
+                rows[r.memory_id] = (memory, float(r.score))
+        return rows

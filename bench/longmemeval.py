@@ -1,0 +1,244 @@
+"""Recall quality on LongMemEval-S (public, MIT; ../shared/data/longmemeval), through the real stack.
+
+Each question is one user's history: its ~490 turns become long-term memories of one subject (text
+`"[<session date>] <role>: <content>"`, cut to the 16 KiB text limit), written through the gateway and
+embedded by the worker. The question is then recalled in Cairn's three modes, next to an in-harness Okapi
+BM25 (k1 1.5, b 0.75, lower-cased word tokens, no stemming or stop words) over the same turns. Gold
+evidence is the turns with `has_answer: true`.
+
+Metrics per question: turn recall@5/10/20 (share of gold turns in the top k), hit@10 (any gold turn in the
+top 10) and session hit@10 (a top-10 turn from an answer session); averaged overall, per `question_type`
+and per split. The split is fixed by a hash of the question id: `tune` (ranking knobs are chosen on it) and
+`held-out` (only ever reported).
+
+    python bench/longmemeval.py                         # all 99 questions, fresh stack
+    python bench/longmemeval.py --keep /tmp/lme         # keep the ingested stack; a rerun skips ingest
+    python bench/longmemeval.py --keep /tmp/lme --variant CAIRN_RRF_K=20 --variant CAIRN_RRF_K=100
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import hashlib
+import json
+import math
+import re
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+
+from harness import Bench, gather_limited, running_stack
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "longmemeval" / "longmemeval_s_dev.json.gz"
+TEXT_MAX_BYTES = 16 * 1024
+MODES = ("hybrid", "semantic", "keyword")
+KS = (5, 10, 20)
+WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def split_of(question_id: str) -> str:
+    return "tune" if int(hashlib.sha256(question_id.encode()).hexdigest(), 16) % 2 == 0 else "held-out"
+
+
+def memory_text(date: str, role: str, content: str) -> str:
+    text = f"[{date}] {role}: {content}"
+    raw = text.encode("utf-8")
+    if len(raw) <= TEXT_MAX_BYTES:
+        return text
+    return raw[:TEXT_MAX_BYTES].decode("utf-8", errors="ignore")
+
+
+def turns_of(question: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every turn of the question's haystack, with its text, session id and gold flag."""
+    out = []
+    for session_id, date, session in zip(
+        question["haystack_session_ids"],
+        question["haystack_dates"],
+        question["haystack_sessions"],
+        strict=True,
+    ):
+        for index, turn in enumerate(session):
+            if not turn["content"].strip():
+                continue
+            out.append(
+                {
+                    "ref": f"{session_id}#{index}",
+                    "session": session_id,
+                    "gold": bool(turn.get("has_answer")),
+                    "text": memory_text(date, turn["role"], turn["content"]),
+                }
+            )
+    return out
+
+
+class BM25:
+    """Okapi BM25 over one subject's turns: the obvious baseline any ranking must beat."""
+
+    def __init__(self, docs: list[str], k1: float = 1.5, b: float = 0.75) -> None:
+        self.k1, self.b = k1, b
+        self.tf = [Counter(WORD.findall(d.lower())) for d in docs]
+        self.len = [sum(c.values()) for c in self.tf]
+        self.avg = sum(self.len) / max(1, len(self.len))
+        df: Counter[str] = Counter()
+        for counts in self.tf:
+            df.update(counts.keys())
+        n = len(docs)
+        self.idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
+
+    def top(self, query: str, k: int) -> list[int]:
+        terms = set(WORD.findall(query.lower()))
+        scores = []
+        for i, counts in enumerate(self.tf):
+            s = 0.0
+            for t in terms:
+                f = counts.get(t)
+                if f:
+                    s += (
+                        self.idf[t]
+                        * f
+                        * (self.k1 + 1)
+                        / (f + self.k1 * (1 - self.b + self.b * self.len[i] / self.avg))
+                    )
+            if s > 0:
+                scores.append((s, i))
+        scores.sort(key=lambda x: (-x[0], x[1]))
+        return [i for _, i in scores[:k]]
+
+
+def score(ranked: list[str], turns: dict[str, dict[str, Any]], answer_sessions: set[str]) -> dict[str, float]:
+    gold = {ref for ref, t in turns.items() if t["gold"]}
+    out = {f"R@{k}": len(set(ranked[:k]) & gold) / len(gold) for k in KS}
+    out["hit@10"] = float(bool(set(ranked[:10]) & gold))
+    out["sess@10"] = float(any(turns[r]["session"] in answer_sessions for r in ranked[:10]))
+    return out
+
+
+async def ingest(bench: Bench, questions: list[dict[str, Any]], manifest: Path) -> dict[str, Any]:
+    """Write every question's turns as memories of its own subject; wait until all are embedded."""
+    if manifest.exists():
+        print(f"reusing the ingested stack ({manifest})")
+        loaded: dict[str, Any] = json.loads(manifest.read_text())
+        return loaded
+    # The benchmark tenant's own write rate limit and quota are lifted through the admin API.
+    tenant = await bench.tenant(memory_quota=100_000, rate_limit_per_second=100_000, rate_limit_burst=100_000)
+    loaded = {"tenant": tenant, "questions": {}}
+    start = time.perf_counter()
+    total = 0
+    for question in questions:
+        key = await bench.agent_key(tenant, f"lme-{question['question_id']}")
+        turns = turns_of(question)
+
+        async def write(turn: dict[str, Any], key: str = key) -> tuple[str, str]:
+            r = await bench.http.post("/api/v1/memory", headers=bench.auth(key), json={"text": turn["text"]})
+            r.raise_for_status()
+            return r.json()["data"]["id"], turn["ref"]
+
+        pairs = await gather_limited(16, [write(t) for t in turns])
+        ids = {str(mid): str(ref) for mid, ref in pairs}
+        loaded["questions"][question["question_id"]] = {"key": key, "ids": ids}
+        total += len(turns)
+    print(f"wrote {total} memories through the gateway in {time.perf_counter() - start:.0f} s")
+    conn = await asyncpg.connect(bench.stack.database_url)
+    try:
+        while pending := await conn.fetchval(
+            "SELECT count(*) FROM memories WHERE embedding_content_hash IS NULL"
+        ):
+            print(f"  waiting for embeddings: {pending} pending")
+            await asyncio.sleep(10)
+        chunks = await conn.fetchval("SELECT count(*) FROM memory_chunks")
+    finally:
+        await conn.close()
+    print(f"embedded (plus {chunks} chunk vectors) {time.perf_counter() - start:.0f} s after the first write")
+    manifest.write_text(json.dumps(loaded))
+    return loaded
+
+
+Rows = dict[str, list[dict[str, float]]]  # group -> per-question scores
+
+
+async def evaluate(
+    bench: Bench, questions: list[dict[str, Any]], loaded: dict[str, Any], modes: tuple[str, ...]
+) -> tuple[dict[str, Rows], dict[str, list[float]]]:
+    results: dict[str, Rows] = {m: defaultdict(list) for m in modes}
+    latency: dict[str, list[float]] = defaultdict(list)
+    for question in questions:
+        entry = loaded["questions"][question["question_id"]]
+        turns = {t["ref"]: t for t in turns_of(question)}
+        answer_sessions = set(question["answer_session_ids"])
+        groups = ("all", question["question_type"], split_of(question["question_id"]))
+        for mode in modes:
+            if mode == "bm25":
+                refs = list(turns)
+                index = BM25([turns[r]["text"] for r in refs])
+                ranked = [refs[i] for i in index.top(question["question"], max(KS))]
+            else:
+                start = time.perf_counter()
+                r = await bench.http.post(
+                    "/api/v1/memory/recall",
+                    headers=bench.auth(entry["key"]),
+                    json={"query": question["question"][:500], "limit": max(KS), "mode": mode},
+                )
+                latency[mode].append(time.perf_counter() - start)
+                r.raise_for_status()
+                ranked = [entry["ids"][h["memory"]["id"]] for h in r.json()["data"]]
+            s = score(ranked, turns, answer_sessions)
+            for g in groups:
+                results[mode][g].append(s)
+    return results, latency
+
+
+def mean(rows: list[dict[str, float]], metric: str) -> float:
+    return sum(r[metric] for r in rows) / len(rows)
+
+
+def show(title: str, results: dict[str, Rows]) -> None:
+    metrics = ["R@5", "R@10", "R@20", "hit@10", "sess@10"]
+    first = next(iter(results.values()))
+    groups = ["all", "tune", "held-out"] + sorted(g for g in first if g not in ("all", "tune", "held-out"))
+    print(f"\n## {title}")
+    for group in groups:
+        print(f"\n{group} (n={len(first[group])})")
+        print(f"{'mode':10s}" + "".join(f"{m:>9s}" for m in metrics))
+        for mode, rows in results.items():
+            print(f"{mode:10s}" + "".join(f"{mean(rows[group], m):9.3f}" for m in metrics))
+
+
+async def run(limit: int | None, keep: Path | None, variants: list[dict[str, str]]) -> None:
+    questions: list[dict[str, Any]] = json.load(gzip.open(DATA))[:limit]
+    async with running_stack(keep_dir=keep) as bench:
+        manifest = (keep or bench.stack.data_dir) / "longmemeval-manifest.json"
+        loaded = await ingest(bench, questions, manifest)
+        results, latency = await evaluate(bench, questions, loaded, ("bm25", *MODES))
+        show(f"LongMemEval-S dev, {len(questions)} questions, default settings", results)
+        for mode, values in latency.items():
+            values.sort()
+            print(f"recall latency {mode}: p50 {values[len(values) // 2] * 1000:.1f} ms")
+        for env in variants:
+            await bench.stack.supervisor.stop("recall")
+            await bench.stack.start_service("recall", "cairn_recall", **env)
+            await bench.stack.wait_ready()
+            results, _ = await evaluate(bench, questions, loaded, ("hybrid",))
+            show(f"hybrid with {env}", results)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--questions", type=int, default=None, help="only the first N questions")
+    parser.add_argument(
+        "--keep", type=Path, default=None, help="data dir to keep (and reuse) the ingested stack"
+    )
+    parser.add_argument("--variant", action="append", default=[], help="recall settings, e.g. CAIRN_RRF_K=20")
+    args = parser.parse_args()
+    variants = [dict(pair.split("=", 1) for pair in v.split(",")) for v in args.variant]
+    asyncio.run(run(args.questions, args.keep, variants))
+
+
+if __name__ == "__main__":
+    main()
