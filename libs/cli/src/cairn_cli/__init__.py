@@ -1,1 +1,1 @@
-"""placeholder"""
+"""The `cairn` command line: every SDK operation, operator commands, workflows, the Claude Code hook."""

@@ -11,6 +11,8 @@ from cairn_gateway import routes_graduation, routes_identity, routes_memory
 from cairn_gateway.auth import Authenticator, KeyCache
 from cairn_gateway.deps import GatewayState, StateDep
 from cairn_gateway.errors import install_error_handlers
+from cairn_gateway.idempotency import IdempotencyStore, install_idempotency
+from cairn_gateway.mcp_mount import mount_mcp
 from cairn_gateway.metrics import GatewayMetrics
 from cairn_gateway.ratelimit import RateLimiter
 from cairn_gateway.readiness import TemporalProbe, readiness, readiness_checks
@@ -56,13 +58,17 @@ def create_app(settings: GatewaySettings) -> FastAPI:
                 sessionmaker, nc, temporal, services, settings.readiness_timeout_seconds
             ),
         )
-        yield
+        app.state.idempotency = IdempotencyStore(limiter_engine)
+        async with mcp.running():
+            yield
         await nc.drain()
         await limiter_engine.dispose()
         await engine.dispose()
 
     app = FastAPI(title="Cairn", version="0.1.0", description=API_DESCRIPTION, lifespan=lifespan)
     install_error_handlers(app)
+    install_idempotency(app)
+    mcp = mount_mcp(app)
     app.middleware("http")(metrics.middleware)
 
     @app.get("/healthz", tags=["ops"])

@@ -19,6 +19,7 @@ from cairn_contracts.memory import (
 from cairn_contracts.promotion import PromoteAccepted, PromoteRequest
 from cairn_contracts.recall import RecallHit, RecallRequest
 from cairn_gateway.deps import ScopeDep, StateDep, WriteScopeDep
+from cairn_gateway.idempotency import IDEMPOTENT
 
 router = APIRouter(prefix="/api/v1", tags=["memory"])
 
@@ -29,7 +30,12 @@ def _envelope(reply_data: Any, meta: dict[str, Any]) -> dict[str, Any]:
     return {"data": reply_data, "meta": meta}
 
 
-@router.post("/memory", status_code=status.HTTP_201_CREATED, response_model=DataEnvelope[MemoryOrTurn])
+@router.post(
+    "/memory",
+    status_code=status.HTTP_201_CREATED,
+    response_model=DataEnvelope[MemoryOrTurn],
+    dependencies=[IDEMPOTENT],
+)
 async def remember(
     body: Annotated[RememberRequest, Body()], state: StateDep, scope: WriteScopeDep
 ) -> dict[str, Any]:
@@ -57,7 +63,10 @@ async def recall(body: RecallRequest, state: StateDep, scope: ScopeDep) -> dict[
 
 
 @router.post(
-    "/memory/promote", status_code=status.HTTP_202_ACCEPTED, response_model=DataEnvelope[PromoteAccepted]
+    "/memory/promote",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=DataEnvelope[PromoteAccepted],
+    dependencies=[IDEMPOTENT],
 )
 async def promote(body: PromoteRequest, state: StateDep, scope: WriteScopeDep) -> dict[str, Any]:
     """Promote a session's turns into long-term memories (a Temporal workflow; 429 when over budget)."""
@@ -83,7 +92,10 @@ async def forget_memory(
 
 
 @router.post(
-    "/memory/{memory_id}/supersede", status_code=status.HTTP_201_CREATED, response_model=DataEnvelope[Memory]
+    "/memory/{memory_id}/supersede",
+    status_code=status.HTTP_201_CREATED,
+    response_model=DataEnvelope[Memory],
+    dependencies=[IDEMPOTENT],
 )
 async def supersede_memory(
     memory_id: Annotated[str, Path(max_length=100)],
