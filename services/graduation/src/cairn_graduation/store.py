@@ -107,7 +107,8 @@ class GraduationStore:
                     LIMIT :scan_limit
                 ),
                 share AS (
-                    SELECT greatest(1, ceil(:limit::numeric / greatest(count(*), 1)))::int AS per FROM hot
+                    -- ceil(limit / tenants) in integers
+                    SELECT greatest(1, (:limit + count(*) - 1) / greatest(count(*), 1)) AS per FROM hot
                 ),
                 picked AS (
                     SELECT c.id, c.tenant_id, c.subject_id, c.rn, h.ord
