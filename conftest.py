@@ -32,6 +32,8 @@ TEST_SERVICE_ENV = {
     "CAIRN_PROVIDER_CACHE_TTL_SECONDS": "1",
     # Subjects with more than 5 embedded rows take the index-safe ANN path, so tests exercise both.
     "CAIRN_RECALL_EXACT_MAX_ROWS": "5",
+    # Tenants with more than 5 articles take the knowledge service's HNSW path, so tests exercise both.
+    "CAIRN_KNOWLEDGE_EXACT_MAX_ROWS": "5",
 }
 
 

@@ -177,7 +177,10 @@ class KnowledgeSearchRequest(BaseModel):
     """`POST /api/v1/knowledge/search`. Validated before anything runs: a bad query costs no embedding."""
 
     model_config = ConfigDict(extra="ignore")
-    query: Annotated[str, BeforeValidator(clean_text), BeforeValidator(_query)]
+    # A missing query is checked like a blank one (invalid_query), not as a missing field.
+    query: Annotated[
+        str, BeforeValidator(clean_text), BeforeValidator(_query), Field(validate_default=True)
+    ] = ""
     limit: Annotated[int, Field(ge=1, le=limits.RECALL_LIMIT_MAX)] = limits.RECALL_LIMIT_DEFAULT
     project_id: ProjectId = None
     mode: SearchMode = "hybrid"
@@ -204,8 +207,11 @@ class KnowledgeSearchMessage(KnowledgeSearchRequest):
 
     type: Literal["cairn.v1.knowledge.search"] = "cairn.v1.knowledge.search"
     reduce: bool = False
-    seen_ids: list[str] = []
+    seen_ids: Annotated[list[str], Field(max_length=10_000)] = []
     diversity: DiversityOptions = DiversityOptions()
+    # Merged recall embeds the query once for both halves; the model name guards against mixing spaces.
+    query_vector: list[float] | None = None
+    query_vector_model: str | None = None
 
 
 class KnowledgeHit(BaseModel):

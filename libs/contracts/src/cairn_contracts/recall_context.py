@@ -30,7 +30,10 @@ class RecallContextRequest(BaseModel):
     """`POST /api/v1/recall`."""
 
     model_config = ConfigDict(extra="ignore")
-    query: Annotated[str, BeforeValidator(clean_text), BeforeValidator(_query)]
+    # A missing query is checked like a blank one (invalid_query), not as a missing field.
+    query: Annotated[
+        str, BeforeValidator(clean_text), BeforeValidator(_query), Field(validate_default=True)
+    ] = ""
     limit: Annotated[int, Field(ge=1, le=limits.RECALL_LIMIT_MAX)] = limits.RECALL_LIMIT_DEFAULT
     project_id: ProjectId = None
     session_id: Annotated[str | None, BeforeValidator(_optional_session_id)] = None

@@ -2,7 +2,7 @@
 
 from typing import Final
 
-SERVICES: Final = ("memory", "recall", "promotion", "graduation")
+SERVICES: Final = ("memory", "recall", "promotion", "graduation", "knowledge")
 
 MEMORY_REMEMBER: Final = "cairn.v1.memory.remember"
 MEMORY_LIST: Final = "cairn.v1.memory.list"

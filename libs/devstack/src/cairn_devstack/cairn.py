@@ -23,6 +23,7 @@ SERVICES: tuple[tuple[str, str], ...] = (
     ("recall", "cairn_recall"),
     ("promotion", "cairn_promotion"),
     ("graduation", "cairn_graduation"),
+    ("knowledge", "cairn_knowledge"),
 )
 
 

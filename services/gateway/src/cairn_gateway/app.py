@@ -7,7 +7,13 @@ from fastapi import FastAPI, Response
 from fastapi.responses import JSONResponse
 
 from cairn_contracts.health import ReadyReport
-from cairn_gateway import routes_graduation, routes_identity, routes_memory
+from cairn_gateway import (
+    routes_graduation,
+    routes_identity,
+    routes_knowledge,
+    routes_memory,
+    routes_recall_context,
+)
 from cairn_gateway.auth import Authenticator, KeyCache
 from cairn_gateway.deps import GatewayState, StateDep
 from cairn_gateway.errors import install_error_handlers
@@ -89,4 +95,6 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     app.include_router(routes_identity.router)
     app.include_router(routes_memory.router)
     app.include_router(routes_graduation.router)
+    app.include_router(routes_knowledge.router)
+    app.include_router(routes_recall_context.router)
     return app

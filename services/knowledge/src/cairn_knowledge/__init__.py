@@ -1,0 +1,1 @@
+"""Cairn knowledge service: curated articles behind the novelty gate."""

@@ -1,0 +1,42 @@
+"""Knowledge service wiring: database, the tenant embedders, the gate and the handlers."""
+
+import asyncio
+from contextlib import AsyncExitStack
+
+from nats.aio.client import Client as NATS
+
+from cairn_embeddings import EmbeddingSettings, build_embedder
+from cairn_knowledge.gate import NoveltyGate
+from cairn_knowledge.handlers import register
+from cairn_knowledge.service import KnowledgeService, probe_iterative_scan
+from cairn_knowledge.settings import KnowledgeSettings
+from cairn_providers import TenantEmbedders, secret_box
+from cairn_servicekit import NatsService
+from cairn_servicekit.health import postgres_check
+from cairn_storage import create_engine, make_sessionmaker
+
+
+async def setup(settings: KnowledgeSettings, stack: AsyncExitStack, nc: NATS) -> NatsService:
+    engine = create_engine(settings.database_url)
+    stack.push_async_callback(engine.dispose)
+    sessionmaker = make_sessionmaker(engine)
+    embedding = EmbeddingSettings()
+    # Articles are embedded at write time (the gate needs the vector); loading the model blocks.
+    embedder = await asyncio.to_thread(build_embedder, embedding)
+    stack.push_async_callback(embedder.close)
+    box = secret_box(settings.provider_secrets_key)
+    embedders = TenantEmbedders(
+        embedder, sessionmaker, box, dim=embedding.dim, ttl_seconds=settings.provider_cache_ttl_seconds
+    )
+    stack.push_async_callback(embedders.close)
+    iterative = await probe_iterative_scan(sessionmaker, settings.knowledge_hnsw_iterative_scan)
+    service = NatsService("knowledge", settings)
+    register(
+        service,
+        NoveltyGate(
+            sessionmaker, embedders, settings.knowledge_near_dup_threshold, settings.knowledge_max_chunks
+        ),
+        KnowledgeService(sessionmaker, embedders, settings, iterative),
+    )
+    service.health_check(postgres_check(sessionmaker))
+    return service

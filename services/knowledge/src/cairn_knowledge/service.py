@@ -1,0 +1,277 @@
+"""Knowledge reads: get, list, oversight delete, visible ids, and hybrid search with diversity."""
+
+import logging
+import uuid
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from cairn_contracts.errors import NotFound
+from cairn_contracts.knowledge import (
+    AnswerConfidence,
+    Article,
+    ArticleSource,
+    KnowledgeHit,
+    KnowledgeSearchMessage,
+    KnowledgeSearchMeta,
+    KnowledgeSelectionReason,
+    ListArticlesRequest,
+    Provenance,
+    Visibility,
+)
+from cairn_embeddings import EmbedderUnavailable, EmbeddingError
+from cairn_knowledge.convert import article_out
+from cairn_knowledge.diversity import Candidate, Knobs, knobs_from, pool_size, select
+from cairn_knowledge.settings import KnowledgeSettings
+from cairn_knowledge.store import Found, KnowledgeStore, Ranked
+from cairn_providers import TenantEmbedders
+from cairn_scope import Scope
+
+log = logging.getLogger(__name__)
+PGVECTOR_EF_SEARCH_MAX = 1000
+
+
+class ArticleNotFound(NotFound):
+    default_message = "no such article"
+
+
+@dataclass(frozen=True)
+class IterativeScan:
+    mode: str | None  # the value SET on the ANN path, None when off/unavailable
+    state: Literal["off", "applied", "unavailable"]
+    reason: str | None = None
+
+
+async def probe_iterative_scan(sessionmaker: async_sessionmaker[AsyncSession], wanted: str) -> IterativeScan:
+    """What this database supports; each ANN read's meta is derived from the options it ran with."""
+    if wanted == "off":
+        return IterativeScan(None, "off")
+    try:
+        async with sessionmaker.begin() as session:
+            await session.execute(text("SELECT set_config('hnsw.iterative_scan', :v, true)"), {"v": wanted})
+    except Exception as exc:
+        return IterativeScan(
+            None, "unavailable", f"pgvector rejects hnsw.iterative_scan ({type(exc).__name__})"
+        )
+    return IterativeScan(wanted, "applied")
+
+
+def fuse(
+    semantic: list[Ranked], keyword: list[Ranked], k: int
+) -> list[tuple[uuid.UUID, KnowledgeSelectionReason]]:
+    """Reciprocal rank fusion: each list contributes 1 / (k + rank); ties keep the semantic order."""
+    scores: dict[uuid.UUID, float] = {}
+    for ranked in (semantic, keyword):
+        for rank, item in enumerate(ranked, start=1):
+            scores[item.id] = scores.get(item.id, 0.0) + 1.0 / (k + rank)
+    in_semantic = {r.id for r in semantic}
+    in_keyword = {r.id for r in keyword}
+
+    def reason(article_id: uuid.UUID) -> KnowledgeSelectionReason:
+        if article_id in in_semantic and article_id in in_keyword:
+            return "keyword+semantic"
+        return "semantic" if article_id in in_semantic else "keyword"
+
+    return [(a, reason(a)) for a in sorted(scores, key=lambda a: -scores[a])]
+
+
+def answer_confidence(scores: list[float | None]) -> AnswerConfidence:
+    """Whether this query's knowledge results are answers, from the separation of its OWN scores (never a
+    fixed floor): `answer` when the top score stands further above the second than the second stands above
+    the last of the pool; `weak` when results exist but do not separate (or are too few, or unscored);
+    `none` when nothing was returned."""
+    if not scores:
+        return "none"
+    values = sorted((s for s in scores if s is not None), reverse=True)
+    if len(values) < 3:
+        return "weak"
+    gap = values[0] - values[1]
+    spread = values[1] - values[-1]
+    return "answer" if gap > 0 and gap >= spread else "weak"
+
+
+def _keyword_score(rank: float) -> float:
+    return rank / (1.0 + rank)  # ts_rank_cd is unbounded; squash it into [0, 1)
+
+
+class KnowledgeService:
+    def __init__(
+        self,
+        sessionmaker: async_sessionmaker[AsyncSession],
+        embedders: TenantEmbedders,
+        settings: KnowledgeSettings,
+        iterative_scan: IterativeScan,
+    ) -> None:
+        self._sm = sessionmaker
+        self._embedders = embedders
+        self._settings = settings
+        self._iterative = iterative_scan
+        self._knobs = Knobs(
+            enabled=settings.recall_diversity_enabled,
+            mmr_lambda=settings.recall_diversity_lambda,
+            near_dup_threshold=settings.recall_diversity_near_dup_threshold,
+            over_fetch=settings.recall_diversity_over_fetch,
+            max_pool=settings.recall_diversity_max_pool,
+        )
+
+    async def get(self, scope: Scope, article_id: str) -> Article:
+        async with self._sm() as session:
+            row = await KnowledgeStore(session).get(scope, article_id)
+            if row is None:
+                raise ArticleNotFound()
+            return article_out(row, body=row.body)
+
+    async def list_articles(self, scope: Scope, query: ListArticlesRequest) -> tuple[list[Article], int]:
+        query = query.model_copy(update={"all_subjects": query.all_subjects and scope.is_superadmin})
+        async with self._sm() as session:
+            rows, total = await KnowledgeStore(session).list_articles(scope, query)
+        return [article_out(r) for r in rows], total
+
+    async def delete(self, scope: Scope, article_id: str) -> Article:
+        async with self._sm.begin() as session:
+            row = await KnowledgeStore(session).delete_any(scope, article_id)
+            if row is None:
+                raise ArticleNotFound()
+            return article_out(row)
+
+    async def visible_ids(self, scope: Scope, ids: list[str]) -> list[str]:
+        async with self._sm() as session:
+            return await KnowledgeStore(session).visible_ids(scope, ids)
+
+    async def _query_vector(
+        self, scope: Scope, req: KnowledgeSearchMessage
+    ) -> tuple[list[float] | None, str | None]:
+        """The query's vector, or (None, degradation reason)."""
+        try:
+            embedder = await self._embedders.for_tenant(scope.tenant_id)
+            if req.query_vector is not None and req.query_vector_model == embedder.name:
+                return req.query_vector, None
+            return (await embedder.embed([req.query]))[0], None
+        except EmbedderUnavailable as exc:
+            return None, f"embedder_{exc.reason}"
+        except EmbeddingError:
+            return None, "embedder_provider_error"
+
+    async def search(
+        self, scope: Scope, req: KnowledgeSearchMessage
+    ) -> tuple[list[KnowledgeHit], KnowledgeSearchMeta]:
+        knobs = knobs_from(self._knobs, **req.diversity.model_dump())
+        pool_n = pool_size(req.limit, knobs)
+        candidates = max(pool_n, self._settings.knowledge_candidate_pool)
+        vector, reason = (None, None) if req.mode == "keyword" else await self._query_vector(scope, req)
+        fallback = reason is not None
+        strategy: Literal["exact", "ann", "keyword"] = "keyword"
+        iterative: IterativeScan | None = None
+        async with self._sm.begin() as session:
+            store = KnowledgeStore(session)
+            semantic: list[Ranked] = []
+            keyword: list[Ranked] = []
+            substring: list[Ranked] = []
+            if vector is not None:
+                ann = await store.articles_at_most(scope, self._settings.knowledge_exact_max_rows) > (
+                    self._settings.knowledge_exact_max_rows
+                )
+                strategy = "ann" if ann else "exact"
+                inner_pool = max(200, candidates * 10)
+                if ann:
+                    iterative = self._iterative
+                    ef = min(PGVECTOR_EF_SEARCH_MAX, max(self._settings.knowledge_hnsw_ef_search, inner_pool))
+                    await store.set_ann_options(ef, iterative.mode)
+                semantic = await store.semantic(
+                    scope, vector, candidates, req.project_id, ann=ann, pool=inner_pool
+                )
+            if req.mode != "semantic" or vector is None:
+                keyword = await store.keyword(scope, req.query, candidates, req.project_id)
+            if vector is None and not keyword:
+                substring = await store.substring(scope, req.query, candidates, req.project_id)
+            fused = fuse(semantic, keyword, self._settings.knowledge_rrf_k)
+            fused += [(r.id, "unscored") for r in substring]
+            pool_ids = [a for a, _ in fused[:pool_n]]
+            found = await store.found(scope, pool_ids, vector, self._settings.knowledge_snippet_chars)
+        reasons = dict(fused)
+        keyword_rank = {r.id: r.value for r in keyword}
+        ranked = [found[a] for a in pool_ids if a in found]
+
+        pinned: uuid.UUID | None = None
+        wanted = req.query.strip().lower()
+        for item in ranked:
+            if item.title.strip().lower() == wanted:
+                pinned = item.id
+                ranked.remove(item)
+                ranked.insert(0, item)
+                break
+
+        def score(item: Found) -> float | None:
+            if vector is not None:
+                return item.similarity
+            if item.id in keyword_rank:
+                return _keyword_score(keyword_rank[item.id])
+            return None
+
+        seen = set(req.seen_ids)
+        pool = [
+            Candidate(
+                id=str(item.id),
+                relevance=1.0 - i / max(len(ranked), 1),
+                vector=None if item.vector is None else np.asarray(item.vector, dtype=np.float32),
+                fingerprint=item.embedding_content_hash,
+                seen=str(item.id) in seen,
+            )
+            for i, item in enumerate(ranked)
+        ]
+        selection = select(
+            pool,
+            req.limit,
+            knobs,
+            mode="reduce" if req.reduce else "reorder",
+            pinned=str(pinned) if pinned else None,
+        )
+        chosen = selection.ids if req.reduce else (selection.ids + selection.dropped)[: req.limit]
+        by_id = {str(item.id): item for item in ranked}
+
+        def reason_of(item: Found) -> KnowledgeSelectionReason:
+            why = reasons[item.id]
+            if fallback and why != "unscored":
+                return "keyword_fallback"
+            return why
+
+        hits = [
+            KnowledgeHit(
+                id=str(item.id),
+                title=item.title,
+                category=item.category,
+                tags=item.tags,
+                score=score(item),
+                snippet=item.snippet,
+                selection_reason=reason_of(item),
+                project_id=str(item.project_id) if item.project_id else None,
+                visibility=Visibility(item.visibility),
+                source=ArticleSource(item.source),
+            )
+            for item in (by_id[i] for i in chosen)
+        ]
+        provenance: Provenance = (
+            "none" if not hits else ("curated" if pinned and hits[0].id == str(pinned) else "search")
+        )
+        meta = KnowledgeSearchMeta(
+            total_count=len(hits),
+            limit=req.limit,
+            mode=req.mode,
+            fallback=fallback,
+            reason=reason,
+            underfilled=len(hits) < req.limit,
+            strategy=strategy,
+            provenance=provenance,
+            confidence=hits[0].score if hits else None,
+            answer_confidence=answer_confidence([score(item) for item in ranked]),
+            diversity=selection.meta,
+            candidates=len(ranked),
+            ann_iterative_scan=iterative.state if iterative else None,
+            ann_iterative_scan_reason=iterative.reason
+            if iterative and iterative.state == "unavailable"
+            else None,
+        )
+        return hits, meta

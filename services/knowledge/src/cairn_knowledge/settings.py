@@ -1,0 +1,30 @@
+"""Knowledge service settings (env prefix CAIRN_)."""
+
+from typing import Literal
+
+from cairn_servicekit.settings import ServiceSettings
+
+
+class KnowledgeSettings(ServiceSettings):
+    # Novelty gate: a proposal this similar (cosine) to a visible published article becomes a draft.
+    knowledge_near_dup_threshold: float = 0.92
+    # A long body is embedded as at most this many chunk vectors (chunk 0 first; the full body is always
+    # keyword-searchable). 32 chunks cover about the first 24 KB; the local model embeds them in ~1-2 s.
+    knowledge_max_chunks: int = 32
+    # A tenant with at most this many articles is searched exactly; larger ones take the HNSW index.
+    knowledge_exact_max_rows: int = 2000
+    knowledge_hnsw_ef_search: int = 200
+    knowledge_hnsw_iterative_scan: Literal["off", "relaxed_order", "strict_order"] = "relaxed_order"
+    # Semantic and keyword candidate lists each hold at least this many rows before fusion.
+    knowledge_candidate_pool: int = 50
+    knowledge_rrf_k: int = 60
+    knowledge_snippet_chars: int = 280
+    # Diversity selection (recall_diversity_* in the reference)
+    recall_diversity_enabled: bool = True
+    recall_diversity_lambda: float = 0.7
+    recall_diversity_near_dup_threshold: float = 0.95
+    recall_diversity_over_fetch: int = 3
+    recall_diversity_max_pool: int = 50
+    # Query-embedding cache
+    knowledge_query_cache_size: int = 2048
+    knowledge_query_cache_ttl_seconds: float = 300.0
