@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
 from cairn_client import AsyncCairnClient, CairnAPIError, CairnConnectionError
-
-T = TypeVar("T")
 
 # Given the tool call's context, the SDK client that acts with the caller's key.
 ClientFor = Callable[[Context], AsyncCairnClient]
@@ -38,23 +36,25 @@ ProjectIdArg = Annotated[
 ]
 
 
-def _out(value: BaseModel | dict[str, Any]) -> dict[str, Any]:
-    return value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+def _result(value: dict[str, Any], *, error: bool = False) -> CallToolResult:
+    text = json.dumps(value, ensure_ascii=False)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=value, is_error=error
+    )
 
 
-def _envelope(value: BaseModel) -> dict[str, Any]:
-    return value.model_dump(mode="json")
-
-
-async def _call(make: Callable[[], Awaitable[T]]) -> T:
-    """Run one SDK call; a Cairn error becomes a tool error whose text is the error envelope (with `code`)."""
+async def _call(make: Callable[[], Awaitable[BaseModel]]) -> CallToolResult:
+    """Run one SDK call. Success: the answer as JSON (text and structured). A Cairn error: a tool error whose
+    content is the error envelope `{"error": {"code", "message", "status"}}`, exactly as REST sent it."""
     try:
-        return await make()
+        value = await make()
     except CairnAPIError as exc:
-        raise ToolError(json.dumps(exc.to_dict())) from exc
+        return _result(exc.to_dict(), error=True)
     except CairnConnectionError as exc:
-        body = {"error": {"code": "service_unavailable", "message": str(exc), "status": 503}}
-        raise ToolError(json.dumps(body)) from exc
+        return _result(
+            {"error": {"code": "service_unavailable", "message": str(exc), "status": 503}}, error=True
+        )
+    return _result(value.model_dump(mode="json"))
 
 
 def register_tools(server: MCPServer, client_for: ClientFor) -> None:
@@ -71,15 +71,13 @@ def register_tools(server: MCPServer, client_for: ClientFor) -> None:
             float | None, Field(ge=0.0, le=1.0, description="How sure you are (0-1, default 1).")
         ] = None,
         project_id: ProjectIdArg = None,
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """Store a durable fact in your private long-term memory (e.g. a user preference, a decision, how a
         repository is built). Returns the stored memory with its id. Do not store secrets. Fails with
         quota_exceeded when your memory is full: forget stale memories first."""
         client = client_for(ctx)
-        return _out(
-            await _call(
-                lambda: client.remember(text, tags=tags, confidence=confidence, project_id=project_id)
-            )
+        return await _call(
+            lambda: client.remember(text, tags=tags, confidence=confidence, project_id=project_id)
         )
 
     @server.tool()
@@ -93,16 +91,14 @@ def register_tools(server: MCPServer, client_for: ClientFor) -> None:
         include_superseded: Annotated[
             bool | None, Field(description="Also return memories that a newer one replaced.")
         ] = None,
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """Search your own long-term memories by meaning and keywords. Returns `data` (memories with a
         score) and `meta`; `meta.fallback: true` means the semantic index was unavailable and a text match
         was used. With project_id you get that project's memories plus your global ones."""
         client = client_for(ctx)
-        return _envelope(
-            await _call(
-                lambda: client.recall(
-                    query, limit=limit, project_id=project_id, include_superseded=include_superseded
-                )
+        return await _call(
+            lambda: client.recall(
+                query, limit=limit, project_id=project_id, include_superseded=include_superseded
             )
         )
 
@@ -118,41 +114,39 @@ def register_tools(server: MCPServer, client_for: ClientFor) -> None:
         tag: Annotated[str | None, Field(description="Only memories with this tag.")] = None,
         project_id: ProjectIdArg = None,
         include_superseded: Annotated[bool | None, Field(description="Include replaced memories.")] = None,
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """List your long-term memories, newest first, to review or prune them. Returns `data` and
         `meta.total_count`."""
         client = client_for(ctx)
-        return _envelope(
-            await _call(
-                lambda: client.list(
-                    limit=limit,
-                    offset=offset,
-                    source=source,
-                    tag=tag,
-                    project_id=project_id,
-                    include_superseded=include_superseded,
-                )
+        return await _call(
+            lambda: client.list(
+                limit=limit,
+                offset=offset,
+                source=source,
+                tag=tag,
+                project_id=project_id,
+                include_superseded=include_superseded,
             )
         )
 
     @server.tool()
     async def memory_forget(
         memory_id: Annotated[str, Field(description="The id of one of your memories.")], ctx: Context
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """Delete one of your memories for good (when it is wrong or stale). Returns the deleted memory; an
         id that is not yours is not_found."""
         client = client_for(ctx)
-        return _out(await _call(lambda: client.forget(memory_id)))
+        return await _call(lambda: client.forget(memory_id))
 
     @server.tool()
     async def memory_promote(
         session_id: Annotated[str, Field(description="The session whose turns to distill.")], ctx: Context
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """Distill a finished session's turns into durable long-term memories (runs in the background).
         Safe to call repeatedly: an unchanged session is skipped. Returns the workflow id and status
         (started, running, unchanged, noop); budget_exceeded means the hourly promotion budget is spent."""
         client = client_for(ctx)
-        return _out(await _call(lambda: client.promote(session_id)))
+        return await _call(lambda: client.promote(session_id))
 
     @server.tool()
     async def memory_graduate(
@@ -164,11 +158,11 @@ def register_tools(server: MCPServer, client_for: ClientFor) -> None:
                 description='"global": make a project memory\'s article tenant-wide (first graduation only).'
             ),
         ] = None,
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """Turn one proven memory into a knowledge article only you can see (deduplicated by the novelty
         gate). Returns {verdict, created, article}; already_graduated (409) when re_scope comes too late."""
         client = client_for(ctx)
-        return _out(await _call(lambda: client.graduate(memory_id, re_scope=re_scope)))
+        return await _call(lambda: client.graduate(memory_id, re_scope=re_scope))
 
     @server.tool()
     async def recall_context(
@@ -180,18 +174,14 @@ def register_tools(server: MCPServer, client_for: ClientFor) -> None:
             str | None,
             Field(description="Your session token: articles already shown in it are not repeated."),
         ] = None,
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """One call for context: your memories and the knowledge base, merged and ranked, with a ledger of
         why each item was chosen. Returns `data` (items tagged source memory/knowledge), the per-source
         envelopes and `meta` (recall_id, answer_confidence). Report the articles you used with
         recall_referenced."""
         client = client_for(ctx)
-        return _envelope(
-            await _call(
-                lambda: client.recall_context(
-                    query, limit=limit, project_id=project_id, session_id=session_id
-                )
-            )
+        return await _call(
+            lambda: client.recall_context(query, limit=limit, project_id=project_id, session_id=session_id)
         )
 
     @server.tool()
@@ -202,11 +192,11 @@ def register_tools(server: MCPServer, client_for: ClientFor) -> None:
         ],
         ctx: Context,
         project_id: ProjectIdArg = None,
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """Record which knowledge articles of a recall_context answer you actually used (feeds the
         knowledge base's usefulness metrics). Only articles that recall surfaced are accepted."""
         client = client_for(ctx)
-        return _out(await _call(lambda: client.referenced(recall_id, article_ids, project_id=project_id)))
+        return await _call(lambda: client.referenced(recall_id, article_ids, project_id=project_id))
 
     @server.tool()
     async def resolve_project(
@@ -216,11 +206,11 @@ def register_tools(server: MCPServer, client_for: ClientFor) -> None:
             str | None, Field(description="The repository: git@host:owner/repo.git, https URL or owner/repo.")
         ] = None,
         name: Annotated[str | None, Field(description="The project's name (checked last).")] = None,
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """Find the project id for the repository you work in (slug > repo_url > name), to pass as
         project_id elsewhere. not_found when nothing matches; no_identifier when none is given."""
         client = client_for(ctx)
-        return _out(await _call(lambda: client.resolve_project(slug=slug, repo_url=repo_url, name=name)))
+        return await _call(lambda: client.resolve_project(slug=slug, repo_url=repo_url, name=name))
 
     @server.tool()
     async def knowledge_search(
@@ -230,13 +220,11 @@ def register_tools(server: MCPServer, client_for: ClientFor) -> None:
             int | None, Field(ge=1, le=50, description="At most this many (default 10).")
         ] = None,
         project_id: ProjectIdArg = None,
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """Search the curated knowledge base (keyword + semantic). Returns article summaries with a snippet
         and score, and meta.answer_confidence (answer / weak / none)."""
         client = client_for(ctx)
-        return _envelope(
-            await _call(lambda: client.knowledge_search(query, limit=limit, project_id=project_id))
-        )
+        return await _call(lambda: client.knowledge_search(query, limit=limit, project_id=project_id))
 
     @server.tool()
     async def knowledge_propose(
@@ -252,20 +240,18 @@ def register_tools(server: MCPServer, client_for: ClientFor) -> None:
             Literal["tenant", "owner"] | None,
             Field(description="tenant (default): every agent of your organisation; owner: only you."),
         ] = None,
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """Propose knowledge worth sharing with other agents. The novelty gate decides: created, or
         gated_to_draft / duplicate / deduplicated when it already exists. Returns {verdict, created, article}."""
         client = client_for(ctx)
-        return _out(
-            await _call(
-                lambda: client.knowledge_propose(
-                    title,
-                    body,
-                    category=category,
-                    tags=tags,
-                    project_id=project_id,
-                    visibility=visibility,
-                )
+        return await _call(
+            lambda: client.knowledge_propose(
+                title,
+                body,
+                category=category,
+                tags=tags,
+                project_id=project_id,
+                visibility=visibility,
             )
         )
 
