@@ -28,7 +28,7 @@ def main() -> None:
         temporal = await connect_temporal(settings.temporal_address, settings.temporal_namespace)
         box = secret_box(settings.provider_secrets_key)
         compilers = TenantCompilers(
-            build_compiler(settings),
+            await asyncio.to_thread(build_compiler, settings),
             sessionmaker,
             box,
             timeout=settings.compile_timeout_seconds,

@@ -10,13 +10,13 @@ from cairn_contracts.identity import Role
 from cairn_contracts.promotion import (
     EVAL_SUBJECT_ID,
     Candidate,
+    CompiledSession,
     PersistPromotedRequest,
     PersistPromotedResult,
     PromoteInput,
     PromoteResult,
     SessionSnapshot,
     SweepCandidate,
-    Turn,
 )
 from cairn_promotion.compiler import session_fingerprint
 from cairn_promotion.compilers import TenantCompilers
@@ -47,20 +47,35 @@ class PromotionActivities:
 
     @activity.defn
     async def snapshot(self, inp: PromoteInput) -> SessionSnapshot:
-        """Read the session's turns (scope-enforced) and compare their fingerprint to the watermark."""
+        """Fingerprint the session's turns (scope-enforced) and compare it to the watermark.
+
+        Only the count and the fingerprint travel back: the turns themselves can be megabytes, far past
+        Temporal's payload limit, so the compile activity reads them again itself.
+        """
         scope = subject_scope(inp.tenant_id, inp.subject_id)
         async with self._sm() as session:
             store = PromotionStore(session)
             turns = await store.turns(scope, inp.session_id)
             watermark = await store.watermark(scope, inp.session_id)
         fingerprint = session_fingerprint(turns)
-        return SessionSnapshot(turns=turns, fingerprint=fingerprint, unchanged=watermark == fingerprint)
+        return SessionSnapshot(
+            turn_count=len(turns), fingerprint=fingerprint, unchanged=watermark == fingerprint
+        )
 
     @activity.defn
-    async def compile(self, inp: PromoteInput, turns: list[Turn]) -> list[Candidate]:
-        """Compile the recent turn window into candidates. Session content is data, never instructions."""
+    async def compile(self, inp: PromoteInput) -> CompiledSession:
+        """Read the session's turns and compile them. Session content is data, never instructions.
+
+        The fingerprint returned is that of the turns actually compiled (a turn appended since the
+        snapshot is compiled now and watermarked with it), so the watermark never claims unseen turns.
+        """
+        async with self._sm() as session:
+            turns = await PromotionStore(session).turns(
+                subject_scope(inp.tenant_id, inp.subject_id), inp.session_id
+            )
         compiler = await self._compilers.for_tenant(inp.tenant_id)
-        return await compiler.compile(turns)
+        candidates = await compiler.compile(turns)
+        return CompiledSession(candidates=candidates, fingerprint=session_fingerprint(turns))
 
     @activity.defn
     async def persist(self, inp: PromoteInput, candidates: list[Candidate]) -> PersistPromotedResult:

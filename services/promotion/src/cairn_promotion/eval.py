@@ -372,10 +372,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--decision", choices=("auto", "rules", "learned"), default="auto", help="durable-fact decision"
     )
+    parser.add_argument("--split", action="append", choices=SPLITS, help="only this split (repeatable)")
     parser.add_argument("--json", action="store_true", help='print {"dev": {...}, "test": {...}}')
     parser.add_argument("--verbose", action="store_true", help="per-session matches and misses")
     args = parser.parse_args(argv)
-    report = evaluate(args.dataset, args.threshold, build_compiler(args.decision))
+    report = evaluate(args.dataset, args.threshold, build_compiler(args.decision), args.split)
     if args.json:
         print(json.dumps({split: report.subset(split).summary() for split in _splits(report)}, indent=2))
     else:

@@ -25,6 +25,11 @@ _YOU_VERB = re.compile(
     re.IGNORECASE,
 )
 
+_IMPERATIVE_HEAD = (
+    r"(?:give|use|keep|show|put|send|schedule|book|skip|avoid|write|add|include|make|format|reply|answer|"
+    r"default|tag|ping|loop|stop|remind|list|explain|suggest|recommend|mention|leave|point|turn|set|cc|"
+    r"email|address|ship|deliver)\s"
+)
 _LEADING_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), replacement)
     for pattern, replacement in (
@@ -34,6 +39,10 @@ _LEADING_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^(?:decision|decided)(?: recorded| made)?\s*:\s*", "Decision: "),
         (r"^(?:action items?|resolution|agreed)\s*:\s*", ""),
         (r"^(?:please\s+)?(?:don't|do not) ever\s+", "The user wants the assistant to never "),
+        (
+            r"^(?:don't|do not)\s+(?=(?:try|ever|use|put|book|send|suggest|schedule|add|move|call|give|make)\b)",
+            "The user wants the assistant not to ",
+        ),
         (r"^please\s+(?:don't|do not)\s+", "The user wants the assistant not to "),
         (r"^(?:please\s+)?(always|never)\s+", r"The user wants the assistant to \1 "),
         (r"^please\s+", "The user wants the assistant to "),
@@ -52,8 +61,19 @@ _LEADING_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             "The user is ",
         ),
         (r"^my\s+", "The user's "),
+        (rf"^(?={_IMPERATIVE_HEAD})", "The user wants the assistant to "),
         (r"^our\s+", "The "),
     )
+)
+_WE_FAMILY = re.compile(
+    r"\b(?:adopted|married|wedding|kids?|children|dog|cat|puppy|house|home|flat|apartment|garden|partner|"
+    r"wife|husband|holiday|vacation|family|dinner|moved to|anniversary|baby)\b",
+    re.IGNORECASE,
+)
+_PAST_IRREGULAR = frozenset(
+    "broke went got saw had made took bought sold left met ran came gave found began wrote read lost won paid "
+    "spent told said felt kept thought grew knew became drove flew fell chose forgot heard held built sent "
+    "brought caught taught fought sat stood understood hit put set cut quit split".split()
 )
 _MID_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), replacement)
@@ -90,6 +110,8 @@ def normalise(text: str, role: str = "user") -> str:
         for pattern, replacement in _MID_REWRITES:
             rest = pattern.sub(replacement, rest)
         text = f"{head} {rest}".strip()
+        text = _AGREEMENT.sub(lambda m: f"{m.group(1)}{_third_person(m.group(2).lower())}", text)
+        text = _rewrite_we(text)
         text = re.sub(r"\byou(?:'re| are)\b", "the assistant is", text, flags=re.IGNORECASE)
         text = re.sub(r"\byour\b", "the assistant's", text, flags=re.IGNORECASE)
         text = _YOU_VERB.sub(lambda m: f"the assistant {_third_person(m.group(1).lower())}", text)
@@ -132,6 +154,36 @@ def self_contained(text: str, role: str = "user", day: date | None = None) -> st
     return fact
 
 
+_AGREEMENT = re.compile(
+    rf"(\bthe user (?:(?:{FREQUENCY}) )*)(?!(?:is|was|has|does|doesn't|can|can't|will|won't|would|should|"
+    r"must|could|may|might|and|or|to|in|on|at|for|of|with|team|family|side|a|an|the|this|that|some|any|"
+    rf"{FREQUENCY}|\w+ly)\b)"
+    r"([a-z]{3,})(?<!s)\b",
+    re.IGNORECASE,
+)
+_WE_HEAD = re.compile(r"^we(?:'re| are| were|'ve| have|'ll| will)?\s+", re.IGNORECASE)
+
+
+def _rewrite_we(text: str) -> str:
+    # "We use pnpm" -> "The user's team uses pnpm"; "we adopted a greyhound" -> "The user's family adopted ...".
+    match = _WE_HEAD.match(text)
+    if not match:
+        return text
+    who = "The user's family" if _WE_FAMILY.search(text) else "The user's team"
+    aux = match.group(0).strip().lower()
+    rest = text[match.end() :]
+    if aux in ("we're", "we are"):
+        return f"{who} is {rest}"
+    if aux in ("we've", "we have"):
+        return f"{who} has {rest}"
+    if aux in ("we'll", "we will"):
+        return f"{who} will {rest}"
+    if aux == "we were":
+        return f"{who} was {rest}"
+    verb, _, tail = rest.partition(" ")
+    return f"{who} {_third_person(verb.lower())} {tail}".strip()
+
+
 def _rewrite_subject(text: str) -> str:
     for pattern, replacement in _LEADING_REWRITES:
         if pattern.match(text):
@@ -148,7 +200,7 @@ def _third_person(verb: str) -> str:
         return _NEGATIONS[verb]
     if verb in _IRREGULAR_3RD:
         return _IRREGULAR_3RD[verb]
-    if verb in _MODALS or verb.endswith("ed"):
+    if verb in _MODALS or verb.endswith("ed") or verb in _PAST_IRREGULAR:
         return verb
     if re.search(r"(?:s|sh|ch|x|z|o)$", verb):
         return f"{verb}es"

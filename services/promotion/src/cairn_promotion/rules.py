@@ -314,3 +314,8 @@ def _penalty(raw: str, text: str) -> float:
 def is_small_talk(text: str) -> bool:
     """A short greeting, thanks or acknowledgement."""
     return bool(_SMALL_TALK.match(text)) and len(text.split()) <= 6
+
+
+def names_something_concrete(text: str) -> bool:
+    """Whether a clause names a number, version, channel, address or identifier."""
+    return bool(_CONCRETE.search(text))

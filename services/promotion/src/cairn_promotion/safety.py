@@ -58,8 +58,20 @@ _SECRET = re.compile(
     r"\b(?:password|passwd|passphrase|pass\s*code|api[-_\s]?key|secret(?:\s+key)?|private\s+key|"
     r"seed\s+phrase|access\s+token|auth\s+token|bearer\s+token|pin\s+code|ssh\s+key|cvv|iban|bank\s+account|"
     r"routing\s+number|"
-    r"wallet)\b",
+    r"wallet|pin|pins|unlock\s+code|passcode|backup\s+codes?|recovery\s+codes?|2fa\s+codes?|otp|"
+    r"one[-\s]time\s+code|security\s+code|card\s+number|credit\s+card|debit\s+card|"
+    r"(?:[A-Z_]*_)?(?:TOKEN|SECRET|PASSWORD|API_KEY|ACCESS_KEY)(?:_[A-Z_]*)?)\b",
     re.IGNORECASE,
+)
+# Credential shapes, whatever the words around them say.
+_SECRET_SHAPE = re.compile(
+    r"\b(?:sk|pk|rk)[-_](?:live|test|proj)?[-_]?[A-Za-z0-9]{12,}"  # API keys
+    r"|\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}|\bxox[abpr]-[A-Za-z0-9-]{10,}"
+    r"|\bAKIA[0-9A-Z]{16}\b|\bAIza[0-9A-Za-z_-]{30,}"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----|\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"  # keys, JWTs
+    r"|\b(?:\d[ -]?){13,19}\b"  # card numbers
+    r"|\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}(?: ?[A-Z0-9]{1,3})?\b"  # IBANs
+    r"|(?<![\w/])[A-Za-z0-9+/]{32,}={0,2}(?![\w/])"  # long base64 blobs
 )
 
 
@@ -73,7 +85,7 @@ def is_instruction_like(text: str) -> bool:
 
 def holds_secret(text: str) -> bool:
     """Whether text states a credential. Those are never promoted, whoever asks."""
-    return bool(_SECRET.search(text))
+    return bool(_SECRET.search(text) or _SECRET_SHAPE.search(text))
 
 
 def turn_is_tainted(content: str) -> bool:

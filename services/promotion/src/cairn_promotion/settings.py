@@ -10,6 +10,9 @@ from cairn_servicekit.settings import ServiceSettings
 class PromotionSettings(ServiceSettings):
     task_queue: str = "cairn-promotion"
     compiler: Literal["offline", "openai"] = "offline"
+    # The offline compiler's durable-fact decision: the shipped classifier (needs the local MiniLM) or the
+    # hand-written rules. The hard safety rules apply either way.
+    offline_decision: Literal["learned", "rules"] = "learned"
     compiler_openai_base_url: str | None = None
     compiler_openai_api_key: SecretStr | None = None
     compiler_openai_model: str | None = None

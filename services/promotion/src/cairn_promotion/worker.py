@@ -18,8 +18,9 @@ from temporalio.worker import Worker
 
 from cairn_contracts.promotion import SweepParams
 from cairn_promotion.activities import PromotionActivities
-from cairn_promotion.compiler import Compiler, OfflineCompiler
+from cairn_promotion.compiler import Compiler
 from cairn_promotion.llm_compiler import OpenAICompatibleCompiler
+from cairn_promotion.offline import OfflineCompiler
 from cairn_promotion.settings import PromotionSettings
 from cairn_promotion.workflows import PromoteSession, SweepSessions
 
@@ -27,6 +28,11 @@ SWEEP_SCHEDULE_ID = "cairn-promotion-sweep"
 
 
 def build_compiler(settings: PromotionSettings) -> Compiler:
+    """The deployment's default compiler. Blocking (it may load the local embedder): call it from a thread.
+
+    Raises:
+        RuntimeError: The learned decision is configured but its artifact or the local model is missing.
+    """
     if settings.compiler == "openai":
         assert settings.compiler_openai_base_url
         assert settings.compiler_openai_api_key
@@ -37,7 +43,14 @@ def build_compiler(settings: PromotionSettings) -> Compiler:
             settings.compiler_openai_model,
             timeout=settings.compile_timeout_seconds,
         )
-    return OfflineCompiler()
+    if settings.offline_decision == "rules":
+        return OfflineCompiler()
+    from cairn_promotion.learned import load_default_decision
+
+    decision = load_default_decision()
+    if decision is None:
+        raise RuntimeError("the learned durable-fact decision cannot load (artifact or local MiniLM missing)")
+    return OfflineCompiler(decision)
 
 
 def build_worker(client: Client, settings: PromotionSettings, activities: PromotionActivities) -> Worker:

@@ -9,6 +9,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 
 with workflow.unsafe.imports_passed_through():
     from cairn_contracts.promotion import (
+        Candidate,
         PersistPromotedResult,
         PromoteInput,
         PromoteProgress,
@@ -47,6 +48,14 @@ def search_attributes(inp: PromoteInput) -> TypedSearchAttributes:
             SearchAttributePair(SESSION_ATTR, inp.session_id[:200]),
         ]
     )
+
+
+def checked_cross_links(survivors: list[Candidate]) -> list[Candidate]:
+    """The survivors' cross links, checked before anything is written.
+
+    Until a knowledge base exists no article is visible to anyone, so every cross link is stripped.
+    """
+    return [c.model_copy(update={"cross_links": []}) for c in survivors]
 
 
 @workflow.defn
@@ -89,8 +98,8 @@ class PromoteSession:
         snap = await workflow.execute_activity_method(
             PromotionActivities.snapshot, inp, start_to_close_timeout=IO_TIMEOUT, retry_policy=IO_RETRY
         )
-        self._progress.turns = len(snap.turns)
-        if len(snap.turns) < 2:  # nothing to learn from; no watermark, so junk sessions cost no budget later
+        self._progress.turns = snap.turn_count
+        if snap.turn_count < 2:  # nothing to learn from; no watermark, so junk sessions cost no budget later
             return PromoteResult(**self._progress.model_dump(exclude={"stage"}), status="noop", stage="noop")
         if snap.unchanged:
             return PromoteResult(
@@ -100,18 +109,16 @@ class PromoteSession:
                 fingerprint=snap.fingerprint,
             )
         self._progress.stage = "compile"
-        candidates = await workflow.execute_activity_method(
+        compiled = await workflow.execute_activity_method(
             PromotionActivities.compile,
-            args=[inp, snap.turns],
+            inp,
             start_to_close_timeout=timedelta(seconds=inp.compile_timeout_seconds),
             retry_policy=COMPILE_RETRY,
         )
-        self._progress.candidates = len(candidates)
-        # Until a knowledge base exists no article is visible to anyone, so every cross link is stripped.
-        survivors = [
-            c.model_copy(update={"cross_links": []})
-            for c in apply_gate(candidates, inp.confidence_threshold, inp.max_candidates)
-        ]
+        self._progress.candidates = len(compiled.candidates)
+        survivors = checked_cross_links(
+            apply_gate(compiled.candidates, inp.confidence_threshold, inp.max_candidates)
+        )
         self._progress.survivors = len(survivors)
         persisted = PersistPromotedResult()
         if survivors:
@@ -130,7 +137,7 @@ class PromoteSession:
             **self._progress.model_dump(exclude={"stage"}),
             status="promoted",
             stage="watermark",
-            fingerprint=snap.fingerprint,
+            fingerprint=compiled.fingerprint,
         )
         self._progress.stage = "watermark"
         await workflow.execute_activity_method(
