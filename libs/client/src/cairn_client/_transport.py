@@ -174,7 +174,7 @@ class RetryPolicy:
     def __init__(self, max_retries: int, max_wait: float) -> None:
         self.max_retries = max_retries
         self.max_wait = max_wait
-        self._backoff = wait_exponential_jitter(initial=0.1, max=min(5.0, max_wait), jitter=0.1)
+        self._backoff = wait_exponential_jitter(multiplier=0.1, max=min(5.0, max_wait), jitter=0.1)
 
     def _should_retry(self, exc: BaseException) -> bool:
         if not _retryable(exc):
