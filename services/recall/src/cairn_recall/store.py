@@ -196,6 +196,7 @@ class RecallStore:
         *,
         k1: float = 1.2,
         b: float = 0.75,
+        scan_max: int = 1000,
     ) -> list[Ranked]:
         """Okapi BM25 over the subject's live rows that contain ANY query term. Document frequencies
         come from the subject's own rows, so a word common in this subject's memories weighs little
@@ -213,27 +214,52 @@ class RecallStore:
         )
         docs = scoped.cte("docs")
         n_docs = await self.live_rows(scope)
-        term = func.unnest(docs.c.tsv).table_valued("lexeme", "positions", "weights").render_derived()
-        postings = (
+        # Term statistics over every matching row; term frequencies only for the best `scan_max` of them
+        # by cover density, so a huge subject with a common query term costs a bounded unnest.
+        stats = (
             select(
-                docs.c.id,
-                term.c.lexeme,
-                func.coalesce(func.array_length(term.c.positions, 1), 1).label("tf"),
-                func.length(docs.c.tsv).label("dl"),
+                func.avg(func.length(docs.c.tsv)).label("avgdl"),
+                *(
+                    func.count()
+                    .filter(docs.c.tsv.op("@@")(cast(literal(_tsquery_term(lex)), TSQUERY)))
+                    .label(f"df{i}")
+                    for i, lex in enumerate(lexemes)
+                ),
             )
             .select_from(docs)
+            .cte("stats")
+        )
+        top = (
+            select(docs.c.id, docs.c.tsv)
+            .order_by(func.ts_rank_cd(docs.c.tsv, any_term).desc(), docs.c.id)
+            .limit(scan_max)
+            .cte("top")
+        )
+        term = func.unnest(top.c.tsv).table_valued("lexeme", "positions", "weights").render_derived()
+        postings = (
+            select(
+                top.c.id,
+                term.c.lexeme,
+                func.coalesce(func.array_length(term.c.positions, 1), 1).label("tf"),
+                func.length(top.c.tsv).label("dl"),
+            )
+            .select_from(top)
             .join(term, literal(True))
             .where(term.c.lexeme.in_(lexemes))
             .cte("postings")
         )
-        df = select(postings.c.lexeme, func.count().label("df")).group_by(postings.c.lexeme).cte("df")
-        avgdl = select(func.avg(postings.c.dl)).scalar_subquery()
-        idf = func.ln(1 + (n_docs - df.c.df + 0.5) / (df.c.df + 0.5))
+
+        def idf(i: int) -> Any:
+            df = getattr(stats.c, f"df{i}")
+            return func.ln(1 + (n_docs - df + 0.5) / (df + 0.5))
+
+        idf_of = case(*((postings.c.lexeme == lex, idf(i)) for i, lex in enumerate(lexemes)), else_=0.0)
         tf = postings.c.tf
-        bm25 = func.sum(idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * postings.c.dl / avgdl)))
+        bm25 = func.sum(idf_of * tf * (k1 + 1) / (tf + k1 * (1 - b + b * postings.c.dl / stats.c.avgdl)))
         stmt = (
             select(postings.c.id, bm25.label("rank"))
-            .join(df, df.c.lexeme == postings.c.lexeme)
+            .select_from(postings)
+            .join(stats, literal(True))
             .group_by(postings.c.id)
             .order_by(bm25.desc(), postings.c.id)
             .limit(limit)
