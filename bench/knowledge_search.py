@@ -14,7 +14,7 @@ Filler vectors are real MiniLM embeddings of 2,000 distinct templated articles (
 texts), each reused five times with a different reference number and a little Gaussian jitter, so rows are
 distinct but keep the model's geometry.
 
-    python bench/knowledge_search.py [--articles 10000] [--memories 10000] [--rounds 2]
+    python bench/knowledge_search.py [--articles 10000] [--memories 10000] [--rounds 2] [--env CAIRN_X=v]
 """
 
 from __future__ import annotations
@@ -219,10 +219,12 @@ async def timed_post(bench: Bench, key: str, path: str, body: dict[str, Any]) ->
     return elapsed, result
 
 
-async def main(articles: int, memories: int, rounds: int) -> None:
+async def main(articles: int, memories: int, rounds: int, env: dict[str, str]) -> None:
     dataset = json.loads(DATA.read_text())
     embedder = LocalOnnxEmbedder.load(cache_dir=EmbeddingSettings().model_cache_dir)
-    async with running_stack() as bench:
+    if env:
+        print(f"service settings: {env}")
+    async with running_stack(env) as bench:
         tenant_id = await bench.tenant(memory_quota=1_000_000)
         key = await bench.agent_key(tenant_id, "bench")
         await bulk_load(bench, tenant_id, "bench", articles, memories, embedder)
@@ -246,6 +248,7 @@ async def main(articles: int, memories: int, rounds: int) -> None:
             await timed_post(bench, key, "/api/v1/recall", {"query": q["query"], "limit": 5})
         search_times: list[float] = []
         recall_times: list[float] = []
+        memory_times: list[float] = []
         strategies: set[str] = set()
         degraded = 0
         for _ in range(rounds):
@@ -260,11 +263,16 @@ async def main(articles: int, memories: int, rounds: int) -> None:
                 )
                 recall_times.append(elapsed)
                 degraded += bool(merged["meta"]["degraded"])
+                elapsed, _ = await timed_post(
+                    bench, key, "/api/v1/memory/recall", {"query": q["query"], "limit": 5}
+                )
+                memory_times.append(elapsed)
         print(f"corpus: {articles} + 40 articles, {memories} memories in the recall subject")
         print(
             f"knowledge search (hybrid, limit 5; strategy {sorted(strategies)}): {summary_ms(search_times)}"
         )
         print(f"merged recall (limit 5; {degraded} degraded): {summary_ms(recall_times)}")
+        print(f"  for comparison, memory recall alone (limit 5): {summary_ms(memory_times)}")
 
         print("knowledge search quality, recall@5 (mean over queries):")
         for mode in ("hybrid", "keyword", "semantic"):
@@ -288,5 +296,7 @@ if __name__ == "__main__":
     parser.add_argument("--articles", type=int, default=10_000)
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--env", action="append", default=[], help="a service setting, e.g. CAIRN_X=1")
     args = parser.parse_args()
-    asyncio.run(main(args.articles, args.memories, args.rounds))
+    overrides = dict(item.split("=", 1) for item in args.env)
+    asyncio.run(main(args.articles, args.memories, args.rounds, overrides))

@@ -175,7 +175,8 @@ class KnowledgeService:
                     self._settings.knowledge_exact_max_rows
                 )
                 strategy = "ann" if ann else "exact"
-                inner_pool = max(200, candidates * 10)
+                # The tenant residual rides on iterative scan; only visibility/partition thin the pool.
+                inner_pool = candidates + self._settings.knowledge_ann_pool_margin
                 if ann:
                     iterative = self._iterative
                     ef = min(PGVECTOR_EF_SEARCH_MAX, max(self._settings.knowledge_hnsw_ef_search, inner_pool))

@@ -13,7 +13,9 @@ class KnowledgeSettings(ServiceSettings):
     knowledge_max_chunks: int = 32
     # A tenant with at most this many articles is searched exactly; larger ones take the HNSW index.
     knowledge_exact_max_rows: int = 2000
-    knowledge_hnsw_ef_search: int = 200
+    knowledge_hnsw_ef_search: int = 100
+    # The ANN path over-fetches this many rows beyond the candidates (drafts and others' owner articles).
+    knowledge_ann_pool_margin: int = 50
     knowledge_hnsw_iterative_scan: Literal["off", "relaxed_order", "strict_order"] = "relaxed_order"
     # Semantic and keyword candidate lists each hold at least this many rows before fusion.
     knowledge_candidate_pool: int = 50

@@ -10,7 +10,7 @@ across tenants.
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -51,6 +51,8 @@ class ShownSetStore:
         """Stamp what this recall surfaced: access events under the recall_id, and the shown-set."""
         if not article_ids:
             return
+        # Visible to every session at once; only a crash in the next few ms could lose it (best effort).
+        await self.session.execute(text("SET LOCAL synchronous_commit = off"))
         tenant = uuid.UUID(scope.tenant_id)
         await self.session.execute(
             insert(ArticleAccessEvent)
