@@ -7,6 +7,7 @@ from temporalio.exceptions import ApplicationError
 from cairn_contracts import subjects
 from cairn_contracts.errors import CairnError
 from cairn_contracts.identity import Role
+from cairn_contracts.knowledge import VisibleIdsRequest, VisibleIdsResult
 from cairn_contracts.promotion import (
     EVAL_SUBJECT_ID,
     Candidate,
@@ -26,6 +27,15 @@ from cairn_scope import Scope
 from cairn_servicekit import ServiceClient
 
 SYSTEM_KEY = "system:promotion"  # promotion acts for the session's own subject, never another
+
+
+def keep_visible(candidates: list[Candidate], visible: set[str]) -> list[Candidate]:
+    """Strip every cross link that is not an article the compiling subject can see: a compromised model
+    that "obeys" an injected link instruction still cannot link a foreign or fabricated article."""
+    return [
+        c.model_copy(update={"cross_links": [link for link in c.cross_links if link in visible]})
+        for c in candidates
+    ]
 
 
 def subject_scope(tenant_id: str, subject_id: str) -> Scope:
@@ -82,11 +92,13 @@ class PromotionActivities:
         """Hand survivors to the memory service, which owns every write (hash dedupe, supersede, quota)."""
         if inp.subject_id == EVAL_SUBJECT_ID:
             raise ApplicationError("the eval subject is never promoted", non_retryable=True)
+        scope = subject_scope(inp.tenant_id, inp.subject_id)
+        candidates = keep_visible(candidates, await self._visible_articles(scope, candidates))
         request = PersistPromotedRequest(session_id=inp.session_id, candidates=candidates)
         try:
             reply = await self._services.request(
                 subjects.MEMORY_PERSIST_PROMOTED,
-                subject_scope(inp.tenant_id, inp.subject_id),
+                scope,
                 request,
                 timeout=60,
             )
@@ -95,6 +107,21 @@ class PromotionActivities:
                 raise ApplicationError(exc.message, type=type(exc).__name__, non_retryable=True) from exc
             raise
         return PersistPromotedResult.model_validate(reply.data)
+
+    async def _visible_articles(self, scope: Scope, candidates: list[Candidate]) -> set[str]:
+        """The cross-linked article ids the compiling subject can see (the knowledge service decides).
+        Fails closed: if the knowledge service cannot answer, no link survives."""
+        links = sorted({link for c in candidates for link in c.cross_links})
+        if not links:
+            return set()
+        try:
+            reply = await self._services.request(
+                subjects.KNOWLEDGE_VISIBLE_IDS, scope, VisibleIdsRequest(ids=links), timeout=10
+            )
+            return set(VisibleIdsResult.model_validate(reply.data).ids)
+        except CairnError:
+            activity.logger.warning("cross_links stripped: the knowledge service did not answer")
+            return set()
 
     @activity.defn
     async def advance_watermark(self, inp: PromoteInput, result: PromoteResult) -> None:

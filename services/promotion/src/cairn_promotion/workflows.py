@@ -51,11 +51,9 @@ def search_attributes(inp: PromoteInput) -> TypedSearchAttributes:
 
 
 def checked_cross_links(survivors: list[Candidate]) -> list[Candidate]:
-    """The survivors' cross links, checked before anything is written.
-
-    Until a knowledge base exists no article is visible to anyone, so every cross link is stripped.
-    """
-    return [c.model_copy(update={"cross_links": []}) for c in survivors]
+    """The survivors, whose cross links are checked before anything is written: the persist activity keeps
+    only articles the compiling subject can see (`keep_visible`, asked of the knowledge service)."""
+    return survivors
 
 
 @workflow.defn
