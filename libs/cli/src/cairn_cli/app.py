@@ -7,11 +7,12 @@ answered with an error (its code is printed), 4 the gateway (or Temporal) could 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 
@@ -499,6 +500,14 @@ def admin_set_providers(
 
 
 # -- workflows ---------------------------------------------------------------------------------------
+def _exit_now(code: int) -> NoReturn:
+    """Exit without interpreter finalization: the Temporal SDK's native runtime threads may still be alive,
+    and finalizing under them aborts the process (SIGABRT) after the output was written."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 @workflows_app.command("list")
 def workflows_list(
     ctx: typer.Context,
@@ -531,8 +540,9 @@ def workflows_list(
         )
     except workflows.TemporalUnreachable as exc:
         output.note(f"error: {exc}")
-        raise typer.Exit(EXIT_CONNECTION) from exc
+        _exit_now(EXIT_CONNECTION)
     _show(ctx, rows, ["workflow_id", "type", "status", "started", "closed", "progress"])
+    _exit_now(0)
 
 
 @workflows_app.command("show")
@@ -547,11 +557,12 @@ def workflows_show(ctx: typer.Context, workflow_id: str) -> None:
         )
     except workflows.TemporalUnreachable as exc:
         output.note(f"error: {exc}")
-        raise typer.Exit(EXIT_CONNECTION) from exc
+        _exit_now(EXIT_CONNECTION)
     except workflows.WorkflowNotFound as exc:
         output.note(f"error: not_found: {exc}")
-        raise typer.Exit(EXIT_API) from exc
+        _exit_now(EXIT_API)
     _show(ctx, info)
+    _exit_now(0)
 
 
 # -- hooks -------------------------------------------------------------------------------------------
