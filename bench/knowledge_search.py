@@ -15,6 +15,7 @@ texts), each reused five times with a different reference number and a little Ga
 distinct but keep the model's geometry.
 
     python bench/knowledge_search.py [--articles 10000] [--memories 10000] [--rounds 2] [--env CAIRN_X=v]
+        [--variant CAIRN_KNOWLEDGE_HNSW_EF_SEARCH=400 ...]
 """
 
 from __future__ import annotations
@@ -219,7 +220,7 @@ async def timed_post(bench: Bench, key: str, path: str, body: dict[str, Any]) ->
     return elapsed, result
 
 
-async def main(articles: int, memories: int, rounds: int, env: dict[str, str]) -> None:
+async def main(articles: int, memories: int, rounds: int, env: dict[str, str], variants: list[str]) -> None:
     dataset = json.loads(DATA.read_text())
     embedder = LocalOnnxEmbedder.load(cache_dir=EmbeddingSettings().model_cache_dir)
     if env:
@@ -242,53 +243,65 @@ async def main(articles: int, memories: int, rounds: int, env: dict[str, str]) -
         print(f"proposed {len(dataset['articles'])} labelled articles through the gate: {verdicts}")
         print(f"  propose (gate, embedding included): {summary_ms(gate_times)}")
 
-        queries = dataset["queries"]
-        for q in queries[:5]:  # warm-up: caches, connections, plans
-            await timed_post(bench, key, "/api/v1/knowledge/search", {"query": q["query"], "limit": 5})
-            await timed_post(bench, key, "/api/v1/recall", {"query": q["query"], "limit": 5})
-        search_times: list[float] = []
-        recall_times: list[float] = []
-        memory_times: list[float] = []
-        strategies: set[str] = set()
-        degraded = 0
-        for _ in range(rounds):
-            for q in queries:
-                elapsed, result = await timed_post(
-                    bench, key, "/api/v1/knowledge/search", {"query": q["query"], "limit": 5}
-                )
-                search_times.append(elapsed)
-                strategies.add(result["meta"]["strategy"])
-                elapsed, merged = await timed_post(
-                    bench, key, "/api/v1/recall", {"query": q["query"], "limit": 5}
-                )
-                recall_times.append(elapsed)
-                degraded += bool(merged["meta"]["degraded"])
-                elapsed, _ = await timed_post(
-                    bench, key, "/api/v1/memory/recall", {"query": q["query"], "limit": 5}
-                )
-                memory_times.append(elapsed)
-        print(f"corpus: {articles} + 40 articles, {memories} memories in the recall subject")
-        print(
-            f"knowledge search (hybrid, limit 5; strategy {sorted(strategies)}): {summary_ms(search_times)}"
+        await measure(
+            bench, key, dataset, ids, rounds, f"{articles} + 40 articles, {memories} memories", "defaults"
         )
-        print(f"merged recall (limit 5; {degraded} degraded): {summary_ms(recall_times)}")
-        print(f"  for comparison, memory recall alone (limit 5): {summary_ms(memory_times)}")
+        for variant in variants:
+            # Restart only the knowledge service with this setting: both runs share one stack and load.
+            name, value = variant.split("=", 1)
+            await bench.stack.supervisor.stop("knowledge")
+            await bench.stack.start_service("knowledge", "cairn_knowledge", **{**env, name: value})
+            await bench.stack.wait_ready(timeout=120)
+            await measure(bench, key, dataset, ids, rounds, "same corpus", variant)
 
-        print("knowledge search quality, recall@5 (mean over queries):")
-        for mode in ("hybrid", "keyword", "semantic"):
-            per_kind: dict[str, list[float]] = {}
-            for q in queries:
-                _, result = await timed_post(
-                    bench, key, "/api/v1/knowledge/search", {"query": q["query"], "limit": 5, "mode": mode}
-                )
-                top = {ids.get(h["id"]) for h in result["data"]}
-                hit = len(top & set(q["relevant"])) / len(q["relevant"])
-                per_kind.setdefault(q["kind"], []).append(hit)
-            everything = [v for values in per_kind.values() for v in values]
-            kinds = ", ".join(
-                f"{k} {statistics.mean(v):.3f} (n={len(v)})" for k, v in sorted(per_kind.items())
+
+async def measure(
+    bench: Bench, key: str, dataset: dict[str, Any], ids: dict[str, str], rounds: int, corpus: str, label: str
+) -> None:
+    print(f"--- knowledge service settings: {label}")
+    queries = dataset["queries"]
+    for q in queries[:5]:  # warm-up: caches, connections, plans
+        await timed_post(bench, key, "/api/v1/knowledge/search", {"query": q["query"], "limit": 5})
+        await timed_post(bench, key, "/api/v1/recall", {"query": q["query"], "limit": 5})
+    search_times: list[float] = []
+    recall_times: list[float] = []
+    memory_times: list[float] = []
+    strategies: set[str] = set()
+    degraded = 0
+    for _ in range(rounds):
+        for q in queries:
+            elapsed, result = await timed_post(
+                bench, key, "/api/v1/knowledge/search", {"query": q["query"], "limit": 5}
             )
-            print(f"  {mode:8s} {statistics.mean(everything):.3f}  [{kinds}]")
+            search_times.append(elapsed)
+            strategies.add(result["meta"]["strategy"])
+            elapsed, merged = await timed_post(
+                bench, key, "/api/v1/recall", {"query": q["query"], "limit": 5}
+            )
+            recall_times.append(elapsed)
+            degraded += bool(merged["meta"]["degraded"])
+            elapsed, _ = await timed_post(
+                bench, key, "/api/v1/memory/recall", {"query": q["query"], "limit": 5}
+            )
+            memory_times.append(elapsed)
+    print(f"corpus: {corpus}")
+    print(f"knowledge search (hybrid, limit 5; strategy {sorted(strategies)}): {summary_ms(search_times)}")
+    print(f"merged recall (limit 5; {degraded} degraded): {summary_ms(recall_times)}")
+    print(f"  for comparison, memory recall alone (limit 5): {summary_ms(memory_times)}")
+
+    print("knowledge search quality, recall@5 (mean over queries):")
+    for mode in ("hybrid", "keyword", "semantic"):
+        per_kind: dict[str, list[float]] = {}
+        for q in queries:
+            _, result = await timed_post(
+                bench, key, "/api/v1/knowledge/search", {"query": q["query"], "limit": 5, "mode": mode}
+            )
+            top = {ids.get(h["id"]) for h in result["data"]}
+            hit = len(top & set(q["relevant"])) / len(q["relevant"])
+            per_kind.setdefault(q["kind"], []).append(hit)
+        everything = [v for values in per_kind.values() for v in values]
+        kinds = ", ".join(f"{k} {statistics.mean(v):.3f} (n={len(v)})" for k, v in sorted(per_kind.items()))
+        print(f"  {mode:8s} {statistics.mean(everything):.3f}  [{kinds}]")
 
 
 if __name__ == "__main__":
@@ -297,6 +310,12 @@ if __name__ == "__main__":
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--env", action="append", default=[], help="a service setting, e.g. CAIRN_X=1")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        help="re-measure with the knowledge service restarted with CAIRN_X=v",
+    )
     args = parser.parse_args()
     overrides = dict(item.split("=", 1) for item in args.env)
-    asyncio.run(main(args.articles, args.memories, args.rounds, overrides))
+    asyncio.run(main(args.articles, args.memories, args.rounds, overrides, args.variant))

@@ -205,10 +205,14 @@ class MergedRecall:
         data, tokens_candidates = merge(memory_hits, knowledge_hits, req.limit)
         surfaced = [i.id for i in data if i.source == "knowledge"]
         if surfaced:
-            async with self._sm.begin() as session:
-                await ShownSetStore(session).record(
-                    scope, recall_id, req.session_id, surfaced, self._settings.recall_history_ttl_seconds
-                )
+            try:
+                async with self._sm.begin() as session:
+                    await ShownSetStore(session).record(
+                        scope, recall_id, req.session_id, surfaced, self._settings.recall_history_ttl_seconds
+                    )
+            except Exception:
+                # e.g. an article deleted since the search: the answer stands; only its funnel row is lost.
+                log.warning("merged recall: recording surfaced articles failed", exc_info=True)
         tokens_selected = sum(i.tokens_estimate for i in data)
         knowledge_pool = knowledge_meta.candidates if knowledge_meta else 0
         meta = RecallContextMeta(
