@@ -103,18 +103,6 @@ class GraduateOutcome(BaseModel):
     stamped_by_this_run: bool = False
 
 
-class SweepParams(BaseModel):
-    """The sweep workflow's input (the schedule's action holds the configured values)."""
-
-    recall_threshold: int = 3
-    max_per_run: int = 50
-    scan_limit: int = 500
-    batch_size: int = 50
-    batches_per_run: int = 4  # continue-as-new after this many batches: history stays bounded
-    task_queue: str = "cairn-graduation"
-    propose_timeout_seconds: float = 30.0
-
-
 class SweepState(BaseModel):
     """Carried across continue-as-new: when the tick started (a memory claimed since then is not claimed
     again in this tick), how many graduations the tick may still start, and the running totals."""
@@ -127,6 +115,20 @@ class SweepState(BaseModel):
     already_graduated: int = 0
     already_running: int = 0
     failed: int = 0
+
+
+class SweepParams(BaseModel):
+    """The sweep workflow's input (the schedule's action holds the configured values)."""
+
+    recall_threshold: int = 3
+    max_per_run: int = 50
+    scan_limit: int = 500
+    batch_size: int = 50
+    batches_per_run: int = 4  # continue-as-new after this many batches: history stays bounded
+    task_queue: str = "cairn-graduation"
+    propose_timeout_seconds: float = 30.0
+    # Set only by continue-as-new: the tick in progress (a new tick starts with none).
+    state: SweepState | None = None
 
 
 class SweepBatchRequest(BaseModel):

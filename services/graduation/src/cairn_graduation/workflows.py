@@ -172,8 +172,8 @@ class SweepGraduations:
         return self._state
 
     @workflow.run
-    async def run(self, params: SweepParams, state: SweepState | None = None) -> SweepResult:
-        self._state = state or SweepState()
+    async def run(self, params: SweepParams) -> SweepResult:
+        self._state = params.state or SweepState()
         st = self._state
         if st.tick_started_at is None:
             st.tick_started_at = await workflow.execute_activity_method(
@@ -203,7 +203,7 @@ class SweepGraduations:
             await asyncio.gather(*(self._graduate(params, c) for c in batch))
         if st.remaining <= 0:
             return SweepResult(**st.model_dump())
-        workflow.continue_as_new(args=[params, st])
+        workflow.continue_as_new(params.model_copy(update={"state": st}))
 
     async def _graduate(self, params: SweepParams, candidate: SweepCandidate) -> None:
         inp = GraduateInput(
