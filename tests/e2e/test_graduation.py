@@ -133,10 +133,12 @@ async def wait_idle(temporal: Client, query: str, timeout: float = 120) -> None:
 async def sweep_now(temporal: Client) -> None:
     """Run one sweep tick through the schedule (as `temporal schedule trigger` does) and wait for it."""
     await wait_idle(temporal, "WorkflowType = 'SweepGraduations'")
-    before = {w.id async for w in temporal.list_workflows("WorkflowType = 'SweepGraduations'")}
+    # A scheduled run's id carries its start time to the second: two triggers within one second collide.
+    await asyncio.sleep(1.1)
+    before = {w.run_id async for w in temporal.list_workflows("WorkflowType = 'SweepGraduations'")}
     await temporal.get_schedule_handle(SWEEP_SCHEDULE_ID).trigger()
     for _ in range(120):
-        now = {w.id async for w in temporal.list_workflows("WorkflowType = 'SweepGraduations'")}
+        now = {w.run_id async for w in temporal.list_workflows("WorkflowType = 'SweepGraduations'")}
         if now - before:
             break
         await asyncio.sleep(0.25)
