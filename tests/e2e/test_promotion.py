@@ -20,7 +20,7 @@ from cairn_devstack.cairn import CairnStack
 from cairn_promotion.worker import SWEEP_SCHEDULE_ID
 from cairn_promotion.workflows import PromoteSession
 from conftest import TenantHandle, bearer
-from tests.e2e.test_memory import listed
+from tests.e2e.test_memory import listed, remember
 from tests.e2e.test_spine import assert_envelope
 
 NewTenant = Callable[[], Awaitable[TenantHandle]]
@@ -342,3 +342,135 @@ class TestLlmCompiler:
             "The staging database runs on port 6543",
             "User prefers dark mode in every editor",
         ]
+
+
+async def promote_and_wait(http: httpx.AsyncClient, temporal: Client, key: str, session_id: str) -> Any:
+    accepted = await promote(http, key, session_id)
+    return await temporal.get_workflow_handle_for(PromoteSession.run, accepted["workflow_id"]).result()
+
+
+async def recall_texts(http: httpx.AsyncClient, key: str, query: str, **extra: Any) -> list[dict[str, Any]]:
+    r = await http.post("/api/v1/memory/recall", json={"query": query, **extra}, headers=bearer(key))
+    assert r.status_code == 200, r.text
+    return [hit["memory"] for hit in r.json()["data"]]
+
+
+class TestKnowledgeUpdates:
+    """A new value for something a promoted memory holds supersedes it, though the two are no paraphrases."""
+
+    async def test_a_new_value_supersedes_the_promoted_memory_never_the_explicit_one(
+        self, http: httpx.AsyncClient, tenant: TenantHandle, temporal: Client
+    ) -> None:
+        key = await tenant.agent()
+        explicit = await remember(http, key, text="The standup is at 09:30")  # the user's own, never replaced
+        await add_turns(
+            http,
+            key,
+            "before",
+            [
+                ("user", "Morning! Our standup is at 09:30 every weekday."),
+                ("assistant", "Noted."),
+                ("user", "Also, I live in Berlin with my partner."),
+            ],
+        )
+        first = await promote_and_wait(http, temporal, key, "before")
+        assert first.promoted == 2
+        old = {m["text"]: m for m in await promoted_rows(http, key)}
+        assert set(old) == {
+            "The standup is at 09:30 every weekday",
+            "The user lives in Berlin with the user's partner",
+        }
+
+        await add_turns(
+            http,
+            key,
+            "after",
+            [
+                ("user", "Quick update: we moved the standup to 10:00."),
+                ("assistant", "Got it."),
+                ("user", "I live in Lisbon now."),
+            ],
+        )
+        second = await promote_and_wait(http, temporal, key, "after")
+        assert (second.promoted, second.superseded) == (0, 2)
+
+        rows = {m["text"]: m for m in await promoted_rows(http, key)}
+        new_standup = rows["The user's team moved the standup to 10:00"]
+        new_home = rows["The user lives in Lisbon now"]
+        for new, before in (
+            (new_standup, old["The standup is at 09:30 every weekday"]),
+            (new_home, old["The user lives in Berlin with the user's partner"]),
+        ):
+            assert new["superseded_by"] is None
+            assert new["metadata"]["supersede_reason"] == "updated"
+            assert new["metadata"]["supersedes"] == before["id"]
+            assert rows[before["text"]]["superseded_by"] == new["id"]
+            assert rows[before["text"]]["metadata"]["supersede_reason"] == "updated"
+
+        # recall shows only the new values among promoted memories; include_superseded shows both
+        live = [m for m in await recall_texts(http, key, "when is the standup") if m["source"] == "promoted"]
+        assert [m["text"] for m in live] == ["The user's team moved the standup to 10:00"]
+        everything = await recall_texts(http, key, "when is the standup", include_superseded=True)
+        texts = {m["text"] for m in everything}
+        assert {
+            "The user's team moved the standup to 10:00",
+            "The standup is at 09:30 every weekday",
+        } <= texts
+        home = [
+            m["text"]
+            for m in await recall_texts(http, key, "where does the user live")
+            if m["source"] == "promoted"
+        ]
+        assert "The user lives in Lisbon now" in home
+        assert not any("Berlin" in t for t in home)
+        # the explicit memory with the old value is untouched
+        got = await http.get(f"/api/v1/memory/{explicit['id']}", headers=bearer(key))
+        assert got.json()["data"]["superseded_by"] is None
+
+    async def test_an_update_in_another_subject_supersedes_nothing_here(
+        self, http: httpx.AsyncClient, tenant: TenantHandle, temporal: Client
+    ) -> None:
+        mine, theirs = await tenant.agent("mine"), await tenant.agent("theirs")
+        await add_turns(
+            http, mine, "s", [("user", "Our standup is at 09:30 every weekday."), ("assistant", "Ok.")]
+        )
+        await promote_and_wait(http, temporal, mine, "s")
+        await add_turns(http, theirs, "s", [("user", "We moved the standup to 10:00."), ("assistant", "Ok.")])
+        result = await promote_and_wait(http, temporal, theirs, "s")
+        assert (result.promoted, result.superseded) == (1, 0)
+        (row,) = await promoted_rows(http, mine)
+        assert row["superseded_by"] is None
+        assert "09:30" in row["text"]
+
+
+class TestPayloads:
+    async def test_a_session_at_the_size_limits_promotes(
+        self, http: httpx.AsyncClient, tenant: TenantHandle, temporal: Client
+    ) -> None:
+        # Twenty turns of exactly 100 KiB: 2 MiB of turns, past Temporal's payload limit if they travelled
+        # through the workflow. They never do: the compile activity reads them itself.
+        key = await tenant.agent()
+        limit = 100 * 1024
+        filler = "lorem ipsum dolor sit amet. "
+        turns = [
+            ("assistant" if i % 2 else "user", (filler * (limit // len(filler) + 1))[:limit])
+            for i in range(19)
+        ]
+        fact = "I prefer dark mode in every editor I use. "
+        turns.append(("user", (fact + filler * (limit // len(filler) + 1))[:limit]))
+        assert all(len(content.encode()) == limit for _, content in turns)
+        await add_turns(http, key, "big", turns)
+        result = await promote_and_wait(http, temporal, key, "big")
+        assert result.status == "promoted"
+        assert result.turns == 20
+        assert [m["text"] for m in await promoted_rows(http, key)] == [
+            "The user prefers dark mode in every editor the user uses"
+        ]
+        assert (await promote(http, key, "big"))["status"] == "unchanged"
+        # one byte more is refused at the edge, before anything reaches promotion
+        r = await http.post(
+            "/api/v1/memory",
+            json={"tier": "session", "session_id": "big", "role": "user", "content": "x" * (limit + 1)},
+            headers=bearer(key),
+        )
+        assert_envelope(r, 422, "content_too_large")

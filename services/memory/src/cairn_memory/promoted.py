@@ -1,7 +1,9 @@
 """Persisting promotion survivors: embedded at write time, so near-duplicates are caught before they land.
 
 Exact content hash -> no-op. A paraphrase above the near-duplicate threshold supersedes the prior
-*promoted* row (never an explicit one). A subject at quota drops the rest, counted.
+*promoted* row (never an explicit one). A new value for a slot a live promoted row holds ("the standup
+moved to 10:00" for slot `standup|is`) supersedes it too, though the two are not paraphrases:
+`metadata.supersede_reason` says which ("paraphrase" or "updated") on both rows. A subject at quota drops the rest, counted.
 """
 
 import uuid
@@ -55,6 +57,10 @@ class PromotedWriter:
                     result.deduped += 1
                     continue
                 near = await self._nearest_live_promoted(session, scope, vector)
+                reason = "paraphrase"
+                if near is None and candidate.slot is not None:
+                    near = await self._live_promoted_in_slot(session, scope, candidate.slot)
+                    reason = "updated"
                 if near is None and live >= quota:
                     result.dropped_quota += 1
                     continue
@@ -73,7 +79,7 @@ class PromotedWriter:
                         source=Source.promoted.value,
                         source_session_id=req.session_id,
                         tags=candidate.tags,
-                        metadata_={},
+                        metadata_=_metadata(candidate.slot, near, reason),
                         recall_count=0,
                     )
                     .on_conflict_do_nothing()
@@ -85,11 +91,30 @@ class PromotedWriter:
                 result.memory_ids.append(str(new_id))
                 if near is not None:
                     near.superseded_by = new_id
+                    near.metadata_ = {**(near.metadata_ or {}), "supersede_reason": reason}
                     result.superseded += 1
                 else:
                     live += 1
                     result.promoted += 1
         return result
+
+    async def _live_promoted_in_slot(self, session: AsyncSession, scope: Scope, slot: str) -> Memory | None:
+        """The live promoted memory holding this slot (the newest, should there be several)."""
+        stmt = check_scoped(
+            select(Memory)
+            .where(
+                Memory.tenant_id == scope.tenant_id,
+                Memory.subject_id == scope.subject_id,
+                Memory.source == Source.promoted.value,
+                Memory.superseded_by.is_(None),
+                Memory.metadata_["slot"].astext == slot,
+            )
+            .order_by(Memory.created_at.desc())
+            .limit(1),
+            scope,
+        )
+        found: Memory | None = await session.scalar(stmt)
+        return found
 
     async def _has_promoted_hash(self, session: AsyncSession, scope: Scope, digest: str) -> bool:
         stmt = check_scoped(
@@ -127,3 +152,11 @@ class PromotedWriter:
             return None
         found: Memory = row.Memory
         return found
+
+
+def _metadata(slot: str | None, superseded: Memory | None, reason: str) -> dict[str, str]:
+    """A promoted memory's metadata: its slot (so a later new value can find it) and what it replaced."""
+    metadata = {"slot": slot} if slot is not None else {}
+    if superseded is not None:
+        metadata.update(supersedes=str(superseded.id), supersede_reason=reason)
+    return metadata

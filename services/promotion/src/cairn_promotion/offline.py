@@ -114,7 +114,7 @@ class OfflineCompiler:
         for (clause, day), verdict in zip(found, decided, strict=True):
             if verdict is not None and (candidate := _candidate(clause, verdict, day)) is not None:
                 candidates.append(candidate)
-        return dedupe(candidates)
+        return dedupe(latest_per_slot(candidates))
 
 
 def session_clauses(turns: Sequence[Turn]) -> list[tuple[Clause, date | None]]:
@@ -170,6 +170,16 @@ def _candidate(clause: Clause, verdict: tuple[float, list[str]], day: date | Non
     if not content_tokens(text) or is_instruction_like(text) or holds_secret(text):
         return None  # "let's do that": the referent is elsewhere, so the memory would be meaningless
     return Candidate(text=text[:2000], confidence=round(confidence, 2), tags=tags, slot=slot_of(text))
+
+
+def latest_per_slot(candidates: list[Candidate]) -> list[Candidate]:
+    """Of candidates holding the same slot, the one stated last: "it was at 9:30, now it's at 10:00".
+
+    Args:
+        candidates: In reading order.
+    """
+    last = {c.slot: i for i, c in enumerate(candidates) if c.slot is not None}
+    return [c for i, c in enumerate(candidates) if c.slot is None or last[c.slot] == i]
 
 
 def dedupe(candidates: list[Candidate]) -> list[Candidate]:

@@ -53,6 +53,7 @@ _MOVED = re.compile(
     r"bumped|upgraded|updated) (.+?) (?:to|from)\b",
     re.IGNORECASE,
 )
+_USER_VERB = re.compile(r"^(?:the )?user (?!'s\b)", re.IGNORECASE)
 _LOCATIVE = frozenset(
     "is are was were moved changed switched slipped shifted run runs live lives go goes sit "
     "sits land lands happen happens start starts".split()
@@ -63,7 +64,7 @@ _SUBJECT_NOISE = frozenset(
     "the a an user user's users their its our this that these those new current now weekly daily monthly "
     "working usual regular main actual for of with in on at to from about by".split()
 )
-_MAX_SUBJECT_WORDS = 6
+_MAX_SUBJECT_WORDS = 4
 
 
 def slot_of(fact: str) -> str | None:
@@ -84,6 +85,8 @@ def slot_of(fact: str) -> str | None:
     if match := _ROLE_HOLDER.match(text):
         return _key(match.group(1), "role")
     text = re.sub(r"^on [\d-]+, ", "", text, flags=re.IGNORECASE)
+    if _USER_VERB.match(text):
+        return None  # "The user prefers tea": one of many facts of that shape, not a value of one attribute
     moved = _MOVED.match(text)
     if moved is not None:
         return _key(moved.group(1), "is")

@@ -24,7 +24,7 @@ class PromotionStore:
             .order_by(SessionMemory.seq)
         )
         rows = (await self.session.execute(stmt)).scalars().all()
-        return [Turn(role=r.role, content=r.content) for r in rows]
+        return [Turn(role=r.role, content=r.content, at=r.created_at) for r in rows]
 
     async def watermark(self, scope: Scope, session_id: str) -> str | None:
         stmt = check_scoped(

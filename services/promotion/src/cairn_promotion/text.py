@@ -27,7 +27,7 @@ LONG_QUOTE_WORDS = 5
 ABBREVIATIONS = re.compile(
     r"(?:\b(?:mr|mrs|ms|dr|prof|st|sr|jr|vs|etc|approx|inc|ltd|no|e\.g|i\.e|al|fig|eq|vol|ca)\.)$", re.I
 )
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+|;\s+|:\s+(?=(?:we|i|the|our|my)\b)")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+|;\s+")
 
 CLAUSE_SPLIT = re.compile(
     r",?\s+(?:and|but|while|whereas)\s+"
@@ -36,7 +36,7 @@ CLAUSE_SPLIT = re.compile(
     r"|,\s+so\s+|\s+[—–]\s+"
     # "Show prices in CHF, I'm in Basel": a comma before a new subject or an imperative starts a clause.
     r"|,\s+(?:and\s+|but\s+|though\s+)?(?=(?:i|i'm|i've|i'd|we|we're|we've|my|our|she|he|they|she's|he's|"
-    r"they're|there's|the\s+\w+\s+(?:is|are|was|goes|runs)|(?:don't|do\s+not|never|always|please)\s+\w+)\b)",
+    r"they're|there's|the\s+\w+\s+(?:is|are|was|goes|runs)|(?:don't|do\s+not|please)\s+\w+)\b)",
     re.IGNORECASE,
 )
 # "I'm based in Toronto and usually travel with ..." -> the second clause borrows the subject.
@@ -50,7 +50,8 @@ DISCOURSE_PREFIX = re.compile(
     r"perfect|thanks|thank\s+you|hi|hey|hello|anyway|plus|wait|oh\s+wait|one\s+more\s+thing|quick\s+context|"
     r"context|update|cool|nice|heads\s+up|big\s+news|important|though|honestly|basically|fyi|ps|"
     r"good\s+news|news|note|correct|exactly|agreed|sure|alright|all\s+right|hmm|um|uh|lol|haha|"
-    r"hiii+|heyy+|oh\s+and|and\s+also|just\s+so\s+you\s+know|for\s+context|quick\s+one)"
+    r"hiii+|heyy+|oh\s+and|and\s+also|just\s+so\s+you\s+know|for\s+context|quick\s+one|"
+    r"(?:quick|small|tiny|big|important|short|little)\s+(?:update|note|context|heads\s+up|news|reminder))"
     r"\b[\s,:;!.-]*)+",
     re.IGNORECASE,
 )
