@@ -2,12 +2,20 @@
 rotated key) / another subject / another tenant / a superadmin, through GET, list, search and merged recall.
 Anything a caller may not see is 404 or absent: never 403, never an existence leak."""
 
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import httpx
+import nats
 import pytest
 
+from cairn_contracts import subjects
+from cairn_contracts.envelope import Reply
+from cairn_contracts.identity import Role
+from cairn_contracts.knowledge import ArticleIdRequest, ListArticlesRequest, VisibleIdsRequest
+from cairn_devstack.cairn import CairnStack
+from cairn_scope import Scope, sign_scope
 from conftest import TenantHandle, bearer
 from tests.e2e.test_knowledge import listed, propose
 
@@ -134,3 +142,68 @@ class TestVisibilityMatrix:
         assert result["verdict"] == "created"
         assert result["article"]["id"] != matrix.shared
         assert (await listed(http, stranger))["meta"]["total_count"] == 1
+
+
+async def ask(stack: CairnStack, subject: str, body: bytes, headers: dict[str, str] | None) -> Reply:
+    nc = await nats.connect(stack.nats_url)
+    try:
+        msg = await nc.request(subject, body, timeout=10, headers=headers)
+    finally:
+        await nc.close()
+    return Reply.model_validate_json(msg.data)
+
+
+class TestNatsSurface:
+    @pytest.mark.parametrize(
+        "subject",
+        [
+            subjects.KNOWLEDGE_PROPOSE,
+            subjects.KNOWLEDGE_GET,
+            subjects.KNOWLEDGE_LIST,
+            subjects.KNOWLEDGE_SEARCH,
+            subjects.KNOWLEDGE_DELETE,
+            subjects.KNOWLEDGE_VISIBLE_IDS,
+            subjects.RECALL_CONTEXT,
+            subjects.RECALL_REFERENCED,
+            subjects.RECALL_METRICS,
+        ],
+    )
+    async def test_missing_scope_is_refused(self, stack: CairnStack, subject: str) -> None:
+        reply = await ask(stack, subject, b"{}", None)
+        assert reply.error is not None
+        assert (reply.error.code, reply.error.status) == ("invalid_scope", 401)
+
+    async def test_visible_ids_answers_only_what_the_scope_may_read(
+        self, stack: CairnStack, matrix: Matrix, new_tenant: NewTenant
+    ) -> None:
+        """What promotion's cross-link check asks: foreign, private, draft and fabricated ids never survive."""
+        ids = [matrix.shared, matrix.private, matrix.draft, str(uuid.uuid4()), "not-an-id"]
+        body = VisibleIdsRequest(ids=ids).model_dump_json().encode()
+
+        def scope(tenant_id: str, subject_id: str) -> dict[str, str]:
+            s = Scope(tenant_id=tenant_id, subject_id=subject_id, role=Role.agent, key_id="test")
+            return sign_scope(s, stack.config.scope_secret)
+
+        owner = await ask(stack, subjects.KNOWLEDGE_VISIBLE_IDS, body, scope(matrix.tenant.id, "keeper"))
+        assert owner.data == {"ids": [matrix.shared, matrix.private, matrix.draft]}
+        peer = await ask(stack, subjects.KNOWLEDGE_VISIBLE_IDS, body, scope(matrix.tenant.id, "peer"))
+        assert peer.data == {"ids": [matrix.shared]}
+        other = await new_tenant()
+        stranger = await ask(stack, subjects.KNOWLEDGE_VISIBLE_IDS, body, scope(other.id, "keeper"))
+        assert stranger.data == {"ids": []}
+
+    async def test_all_subjects_means_nothing_without_a_superadmin_scope(
+        self, stack: CairnStack, matrix: Matrix
+    ) -> None:
+        s = Scope(tenant_id=matrix.tenant.id, subject_id="peer", role=Role.agent, key_id="test")
+        body = ListArticlesRequest(all_subjects=True).model_dump_json().encode()
+        reply = await ask(stack, subjects.KNOWLEDGE_LIST, body, sign_scope(s, stack.config.scope_secret))
+        assert [a["id"] for a in reply.data] == [matrix.shared]
+        deleted = await ask(
+            stack,
+            subjects.KNOWLEDGE_DELETE,
+            ArticleIdRequest(id=matrix.shared).model_dump_json().encode(),
+            sign_scope(s, stack.config.scope_secret),
+        )
+        assert deleted.error is not None
+        assert deleted.error.code == "not_found"
