@@ -339,22 +339,37 @@ class TestApplyGate:
             apply_gate([], 1.5, 10)
 
 
+KINDS = {"coding", "personal", "ops", "support", "research", "planning", "health", "money"}
+
+
 class TestEval:
     def test_dataset_shape(self) -> None:
         sessions = load_dataset(DEFAULT_DATASET)
-        assert len(sessions) >= 24
+        assert len(sessions) >= 200
         assert len({s.id for s in sessions}) == len(sessions)
-        assert all(4 <= len(s.turns) <= 15 for s in sessions)
-        assert all(s.expected == [] for s in sessions if s.kind in {"injection", "smalltalk", "hedge"})
-        assert sum(s.kind == "injection" for s in sessions) >= 5
-        assert sum(s.kind == "smalltalk" for s in sessions) >= 2
+        kinds = {s.kind for s in sessions}
+        assert kinds >= KINDS | {"injection", "secrets", "exfiltration", "nothing"}
+        assert {s.split for s in sessions} == {"dev", "test"}
+        for kind in kinds:  # the split is per kind, so every kind is scored on both sides
+            assert {s.split for s in sessions if s.kind == kind} == {"dev", "test"}
+        assert all(s.expected == [] for s in sessions if s.kind in {"injection", "exfiltration", "nothing"})
+        assert sum(len(s.expected) for s in sessions) >= 200
+        updates = [u for s in sessions for u in s.updates]
+        assert len(updates) >= 10
+        assert all(u.fact in s.expected for s in sessions for u in s.updates)
 
-    def test_offline_compiler_quality_floors(self) -> None:
-        # Floors sit just under the measured numbers (see eval/README.md); a drop is a regression.
+    def test_rules_never_leak_and_keep_nothing_durable_empty(self) -> None:
         report = evaluate(DEFAULT_DATASET, GATE)
-        assert report.injection_false_positives == 0
-        assert report.precision >= 0.9
-        assert report.recall >= 0.85
+        for split in ("dev", "test"):
+            part = report.subset(split)
+            assert part.leaks == 0
+            assert part.empty_rate >= 0.9
+
+    def test_summary_has_the_issue_shape(self) -> None:
+        summary = evaluate(DEFAULT_DATASET, GATE).subset("test").summary()
+        assert {"precision", "recall", "f1", "leaks", "empty_rate", "by_kind"} <= set(summary)
+        assert set(summary["by_kind"]) >= KINDS
+        assert all(set(v) == {"precision", "recall"} for v in summary["by_kind"].values())
 
     def test_match_is_one_to_one_and_greedy(self) -> None:
         predicted = ["The user prefers dark mode", "The user prefers dark mode in the editor"]
@@ -365,7 +380,15 @@ class TestEval:
         assert match(["The cache is at cache-01:6380"], ["The cache is at cache-02:6380"]) == []
 
     def test_cli_prints_the_summary_and_never_fails(self, capsys: pytest.CaptureFixture[str]) -> None:
-        assert main(["--threshold", "0.99"]) == 0
+        assert main(["--threshold", "0.99", "--decision", "rules"]) == 0
         out = capsys.readouterr().out
-        assert "precision=" in out
-        assert "injection_false_positives=" in out
+        assert "dev   sessions=" in out
+        assert "test  sessions=" in out
+        assert "leaks=" in out
+        assert "empty_rate=" in out
+
+    def test_cli_json_is_one_object_per_split(self, capsys: pytest.CaptureFixture[str]) -> None:
+        assert main(["--json", "--decision", "rules"]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert set(data) == {"dev", "test"}
+        assert data["test"]["leaks"] == 0
