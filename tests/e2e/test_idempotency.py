@@ -183,3 +183,35 @@ class TestScoping:
         later = await http.post("/api/v1/memory", json={"text": "day two"}, headers=keyed(key, idem))
         assert later.status_code == 201
         assert later.json()["data"]["id"] != first.json()["data"]["id"]
+
+
+class TestKnowledgeAndGraduation:
+    async def test_propose_and_graduate_replay_their_first_answer(
+        self, http: httpx.AsyncClient, tenant: TenantHandle
+    ) -> None:
+        key = await tenant.agent()
+        idem = str(uuid.uuid4())
+        article = {
+            "title": f"Idempotent article {uuid.uuid4().hex[:6]}",
+            "body": "Written once, whatever the retries.",
+        }
+        first = await http.post("/api/v1/knowledge", json=article, headers=keyed(key, idem))
+        assert first.status_code == 201, first.text
+        again = await http.post("/api/v1/knowledge", json=article, headers=keyed(key, idem))
+        assert (again.status_code, again.headers["Idempotent-Replayed"]) == (201, "true")
+        assert again.json() == first.json()  # not a 200 `duplicate`: the first answer itself
+        other = await http.post(
+            "/api/v1/knowledge", json={**article, "body": "changed"}, headers=keyed(key, idem)
+        )
+        assert_envelope(other, 422, "idempotency_key_reused")
+
+        made = await http.post(
+            "/api/v1/memory", json={"text": "The build cache lives in /var/cache/ci"}, headers=bearer(key)
+        )
+        body = {"memory_id": made.json()["data"]["id"]}
+        idem = str(uuid.uuid4())
+        graduated = await http.post("/api/v1/memory/graduate", json=body, headers=keyed(key, idem))
+        assert graduated.status_code == 201, graduated.text
+        replay = await http.post("/api/v1/memory/graduate", json=body, headers=keyed(key, idem))
+        assert (replay.status_code, replay.headers["Idempotent-Replayed"]) == (201, "true")
+        assert replay.json() == graduated.json()

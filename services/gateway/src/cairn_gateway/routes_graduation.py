@@ -10,6 +10,7 @@ from cairn_contracts.envelope import DataEnvelope
 from cairn_contracts.errors import ErrorEnvelope
 from cairn_contracts.graduation import GraduateRequest, GraduateResult
 from cairn_gateway.deps import StateDep, WriteScopeDep
+from cairn_gateway.idempotency import IDEMPOTENT
 
 router = APIRouter(prefix="/api/v1", tags=["memory"])
 
@@ -21,6 +22,7 @@ GRADUATE_TIMEOUT_SECONDS = 35.0
     "/memory/graduate",
     status_code=status.HTTP_201_CREATED,
     response_model=DataEnvelope[GraduateResult],
+    dependencies=[IDEMPOTENT],
     responses={
         200: {
             "model": DataEnvelope[GraduateResult],

@@ -22,6 +22,7 @@ from cairn_contracts.knowledge import (
     Verdict,
 )
 from cairn_gateway.deps import ScopeDep, StateDep, WriteScopeDep
+from cairn_gateway.idempotency import IDEMPOTENT
 
 router = APIRouter(prefix="/api/v1", tags=["knowledge"])
 
@@ -33,6 +34,7 @@ PROPOSE_TIMEOUT_SECONDS = 30.0
     "/knowledge",
     status_code=status.HTTP_201_CREATED,
     response_model=DataEnvelope[ProposeResult],
+    dependencies=[IDEMPOTENT],
     responses={200: {"model": DataEnvelope[ProposeResult], "description": "duplicate / deduplicated"}},
 )
 async def propose(
