@@ -3,7 +3,8 @@ same operation as a plain REST call through the SDK, on a private stack.
 
     python bench/mcp_latency.py [--calls 200] [--memories 50]
 
-Each transport runs `memory_recall` (hybrid recall of 50 embedded memories) and `memory_list` sequentially
+The raw row posts one JSON-RPC `tools/call` with httpx (the server's own cost);
+each transport runs `memory_recall` (hybrid recall of 50 embedded memories) and `memory_list` sequentially
 from one connected `mcp` client; the REST rows call the same endpoints with `AsyncCairnClient`.
 """
 
@@ -19,6 +20,7 @@ from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
+import httpx
 import httpx2
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -28,6 +30,7 @@ from cairn_client import AsyncCairnClient
 from harness import running_stack, summary_ms
 
 QUERY = "which editor theme does the user like?"
+_raw = httpx.AsyncClient(timeout=30)
 
 
 async def timed(call: Callable[[], Awaitable[Any]], count: int) -> list[float]:
@@ -60,6 +63,26 @@ async def http(gateway_url: str, key: str) -> AsyncIterator[Client]:
         yield client
 
 
+async def raw_tools_call(gateway_url: str, key: str) -> None:
+    """One `tools/call` as a bare HTTP POST (stateless server: no session to open): the server's own cost."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "memory_list", "arguments": {}},
+    }
+    headers = {
+        "Authorization": f"Bearer {key}",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-06-18",
+    }
+    response = await _raw.post(f"{gateway_url}/mcp", json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    assert '"isError":false' in response.text.replace(" ", "") or "isError" not in response.text, (
+        response.text
+    )
+
+
 async def tool(client: Client, name: str, arguments: dict[str, Any]) -> None:
     result = await client.call_tool(name, arguments)
     assert not result.is_error, result.content
@@ -77,6 +100,10 @@ async def run(calls: int, memories: int) -> None:
                 await asyncio.sleep(0.2)
 
             rows: list[tuple[str, list[float]]] = [
+                (
+                    "raw JSON-RPC POST /mcp memory_list",
+                    await timed(partial(raw_tools_call, bench.stack.gateway_url, key), calls),
+                ),
                 ("REST (SDK)    POST /memory/recall", await timed(lambda: sdk.recall(QUERY), calls)),
                 ("REST (SDK)    GET  /memory", await timed(lambda: sdk.list(limit=20), calls)),
             ]
