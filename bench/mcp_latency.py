@@ -78,9 +78,7 @@ async def raw_tools_call(gateway_url: str, key: str) -> None:
     }
     response = await _raw.post(f"{gateway_url}/mcp", json=body, headers=headers)
     assert response.status_code == 200, response.text
-    assert '"isError":false' in response.text.replace(" ", "") or "isError" not in response.text, (
-        response.text
-    )
+    assert not response.json()["result"].get("isError"), response.text
 
 
 async def tool(client: Client, name: str, arguments: dict[str, Any]) -> None:
