@@ -183,7 +183,8 @@ async def run(limit: int, others: int) -> None:
         elapsed = time.perf_counter() - start
     print(
         f"{len(questions)} questions, {sessions_total} sessions promoted in {elapsed:.0f} s: "
-        f"{promoted_total} live promoted memories vs {raw_total} raw turns written as memories"
+        f"{promoted_total} live promoted memories (listing capped at 100 per subject) vs {raw_total} raw "
+        "turns written as memories"
     )
     print(f"share of questions whose answer is in the top {TOP} (verbatim / all answer words in one memory):")
     print(f"{'type':<22} {'n':>3}  {'promoted':>17}  {'raw turns':>17}")

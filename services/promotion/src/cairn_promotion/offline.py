@@ -28,6 +28,7 @@ from cairn_promotion.text import (
     QUOTE,
     Clause,
     clauses,
+    colon_split,
     content_tokens,
     drop_long_quote,
     jaccard,
@@ -150,15 +151,24 @@ def _turn_clauses(content: str, role: str, confirmed: bool, referents: dict[str,
     # Code, hidden comments and long quotes are data about something else, never the speaker's facts.
     text = QUOTE.sub(drop_long_quote, strip_code(content))
     found: list[Clause] = []
-    for sentence in sentences(text):
-        body, requested = strip_remember(sentence) if role != "assistant" else (sentence, False)
-        for part in clauses(body):
-            if role == "user":
-                part = resolve_pronoun(part, referents)
-                remember_referent(part, referents)
-            stripped = DISCOURSE_PREFIX.sub("", part).strip()
-            if stripped:
-                found.append(Clause(stripped, part, role, requested, confirmed))
+    for whole in sentences(text):
+        if holds_secret(whole):
+            continue  # a credential's label and its value may sit in different clauses: drop them all
+        for sentence in colon_split(whole):
+            found.extend(_sentence_clauses(sentence, role, confirmed, referents))
+    return found
+
+
+def _sentence_clauses(sentence: str, role: str, confirmed: bool, referents: dict[str, str]) -> list[Clause]:
+    found: list[Clause] = []
+    body, requested = strip_remember(sentence) if role != "assistant" else (sentence, False)
+    for part in clauses(body):
+        if role == "user":
+            part = resolve_pronoun(part, referents)
+            remember_referent(part, referents)
+        stripped = DISCOURSE_PREFIX.sub("", part).strip()
+        if stripped:
+            found.append(Clause(stripped, part, role, requested, confirmed))
     return found
 
 

@@ -180,8 +180,12 @@ def _rewrite_we(text: str) -> str:
         return f"{who} will {rest}"
     if aux == "we were":
         return f"{who} was {rest}"
+    adverbs = []
     verb, _, tail = rest.partition(" ")
-    return f"{who} {_third_person(verb.lower())} {tail}".strip()
+    while verb.lower().endswith("ly") and tail:  # "we finally upgraded": conjugate the verb, not the adverb
+        adverbs.append(verb)
+        verb, _, tail = tail.partition(" ")
+    return " ".join([who, *adverbs, _third_person(verb.lower()), tail]).strip()
 
 
 def _rewrite_subject(text: str) -> str:

@@ -28,6 +28,7 @@ ABBREVIATIONS = re.compile(
     r"(?:\b(?:mr|mrs|ms|dr|prof|st|sr|jr|vs|etc|approx|inc|ltd|no|e\.g|i\.e|al|fig|eq|vol|ca)\.)$", re.I
 )
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+|;\s+")
+_COLON = re.compile(r":\s+(?=\w)")
 
 CLAUSE_SPLIT = re.compile(
     r",?\s+(?:and|but|while|whereas)\s+"
@@ -36,7 +37,7 @@ CLAUSE_SPLIT = re.compile(
     r"|,\s+so\s+|\s+[—–]\s+"
     # "Show prices in CHF, I'm in Basel": a comma before a new subject or an imperative starts a clause.
     r"|,\s+(?:and\s+|but\s+|though\s+)?(?=(?:i|i'm|i've|i'd|we|we're|we've|my|our|she|he|they|she's|he's|"
-    r"they're|there's|the\s+\w+\s+(?:is|are|was|goes|runs)|(?:don't|do\s+not|please)\s+\w+)\b)",
+    r"they're|there's|the(?:\s+[\w-]+){1,3}\s+(?:is|are|was|goes|runs)|(?:don't|do\s+not|please)\s+\w+)\b)",
     re.IGNORECASE,
 )
 # "I'm based in Toronto and usually travel with ..." -> the second clause borrows the subject.
@@ -84,6 +85,19 @@ def sentences(text: str) -> list[str]:
         else:
             merged.append(piece)
     return merged
+
+
+def colon_split(text: str) -> list[str]:
+    # A colon ends a clause after two or more words ("we finally upgraded: the frontend ..."), never after
+    # a one-word label ("Decision: we'll pin ...", "Resolution: ...").
+    parts = _COLON.split(text)
+    out = [parts[0]]
+    for part in parts[1:]:
+        if len(out[-1].split()) >= 2:
+            out.append(part)
+        else:
+            out[-1] = f"{out[-1]}: {part}"
+    return out
 
 
 def strip_remember(sentence: str) -> tuple[str, bool]:
