@@ -335,7 +335,7 @@ class TestSweep:
         assert await count_graduated(db, eager_ids) == 2
         assert await count_graduated(db, default_ids) == 0  # 2 < the default threshold of 3
 
-    @pytest.mark.timeout(1200)
+    @pytest.mark.timeout(3600)  # about 100 graduations/minute on this (shared, loaded) 2-core machine
     async def test_a_sweep_over_5000_candidates_keeps_its_history_bounded(
         self, new_tenant: NewTenant, temporal: Client, db: asyncpg.Connection
     ) -> None:
@@ -345,7 +345,7 @@ class TestSweep:
             ids += await insert_hot(
                 db, tenant.id, f"agent-{subject}", distinct_texts(f"Scale {subject}", 500)
             )
-        params = SweepParams(max_per_run=5000, batch_size=100, batches_per_run=5)
+        params = SweepParams(max_per_run=5000)  # the production batch knobs: 50 children x 4 batches a run
         sweep_id = f"test-sweep-{uuid.uuid4().hex[:8]}"
         started = time.perf_counter()
         handle = await temporal.start_workflow(
@@ -364,8 +364,10 @@ class TestSweep:
             f"\n5,000-candidate sweep: {len(runs)} runs (continue-as-new), history events per run "
             f"max {max(events)}, total {sum(events)}; {elapsed:.1f} s = {5000 / elapsed * 60:.0f} memories/min"
         )
-        assert len(runs) == result.runs >= 10
-        assert max(events) < 3000  # bounded per run, whatever the candidate count
+        assert len(runs) == result.runs >= 25
+        assert (
+            max(events) < 2000
+        )  # bounded per run (about 6.5 events per child), whatever the candidate count
 
 
 class FakeEmbeddings:
