@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 
+from cairn_client import AsyncCairnClient
 from cairn_devstack import StackPorts, free_port
 from cairn_devstack.cairn import CairnConfig, CairnStack
 from cairn_gateway.cli import bootstrap
@@ -35,30 +36,22 @@ class Bench:
     def auth(self, key: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {key}"}
 
+    @property
+    def admin(self) -> AsyncCairnClient:
+        """The SDK with the superadmin key (operator calls); `http` stays for timing raw REST calls."""
+        return AsyncCairnClient(self.stack.gateway_url, self.admin_key, timeout=60)
+
     async def tenant(self, **limits: int) -> str:
-        r = await self.http.post(
-            "/api/v1/tenants",
-            json={"name": f"bench-{uuid.uuid4().hex[:10]}"},
-            headers=self.auth(self.admin_key),
-        )
-        r.raise_for_status()
-        tenant_id: str = r.json()["data"]["id"]
-        if limits:
-            patched = await self.http.patch(
-                f"/api/v1/tenants/{tenant_id}", json=limits, headers=self.auth(self.admin_key)
-            )
-            patched.raise_for_status()
-        return tenant_id
+        async with self.admin as admin:
+            tenant = await admin.create_tenant(f"bench-{uuid.uuid4().hex[:10]}")
+            if limits:
+                await admin.patch_tenant(tenant.id, **limits)
+        return tenant.id
 
     async def agent_key(self, tenant_id: str, agent_id: str) -> str:
-        r = await self.http.post(
-            "/api/v1/keys",
-            json={"tenant_id": tenant_id, "role": "agent", "agent_id": agent_id},
-            headers=self.auth(self.admin_key),
-        )
-        r.raise_for_status()
-        key: str = r.json()["data"]["key"]
-        return key
+        async with self.admin as admin:
+            created = await admin.create_key("agent", tenant_id=tenant_id, agent_id=agent_id)
+        return created.key
 
 
 @asynccontextmanager
