@@ -156,14 +156,20 @@ async def ingest(bench: Bench, questions: list[dict[str, Any]], wait: bool) -> d
                 uuid.UUID(tenant),
                 agent_id,
             )
-            by_text = {r["text"]: str(r["id"]) for r in rows}
+            by_text: dict[str, list[str]] = defaultdict(list)
+            for r in rows:
+                by_text[r["text"]].append(str(r["id"]))
             ids: dict[str, str] = {}
             missing = []
             for turn in turns_of(question):
-                if turn["text"] in by_text:
-                    ids[by_text.pop(turn["text"])] = turn["ref"]
+                if by_text.get(turn["text"]):
+                    ids[by_text[turn["text"]].pop()] = turn["ref"]
                 else:
                     missing.append(turn)
+            # Rows an interrupted ingest wrote twice: the corpus must be exactly the haystack.
+            for extra in (mid for left in by_text.values() for mid in left):
+                deleted = await bench.http.delete(f"/api/v1/memory/{extra}", headers=bench.auth(key))
+                deleted.raise_for_status()
 
             async def write(turn: dict[str, Any], key: str = key) -> tuple[str, str]:
                 r = await bench.http.post(

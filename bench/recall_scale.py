@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import json
 import random
+import re
 import statistics
 import time
 import uuid
@@ -35,6 +36,7 @@ from typing import Any
 import asyncpg
 import numpy as np
 from pgvector.asyncpg import register_vector
+from sqlalchemy import text
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.expression import ClauseElement, Executable
 
@@ -178,9 +180,12 @@ async def recall_plan(bench: Bench, tenant: str, subject: str, vector: np.ndarra
                 max(settings.hnsw_ef_search, pool),
                 settings.hnsw_iterative_scan,
                 settings.hnsw_max_scan_tuples,
+                settings.hnsw_scan_mem_multiplier,
             )
+            await session.execute(text("SELECT set_config('enable_sort', 'off', true)"))  # as RecallStore.ann
             stmt = store.ann_statement(scope, vector.tolist(), settings.semantic_depth, pool, None)
-            return "\n".join(r[0] for r in await session.execute(Explain(stmt)))
+            lines = [r[0] for r in await session.execute(Explain(stmt))]
+            return "\n".join(re.sub(r"'\[[^']*\]'::vector", "$query_vector", line) for line in lines)
     finally:
         await engine.dispose()
 
@@ -203,6 +208,8 @@ async def gateway_latency(
                 )
                 (cold if r == 0 else warm).append(time.perf_counter() - start)
                 body = resp.json()
+                if resp.status_code != 200:
+                    raise RuntimeError(f"recall answered {resp.status_code}: {body}")
                 strategies.add(f"{body['meta']['strategy']}/{body['meta'].get('ann_iterative_scan', '-')}")
                 if r == 0 and mode == "semantic" and truth is not None:
                     got = {h["memory"]["id"] for h in body["data"]}

@@ -2,7 +2,6 @@
 subjects, exact top-k for small ones, and a scope-bound ILIKE fallback when no embedding can be had."""
 
 import logging
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -10,12 +9,13 @@ from typing import Literal
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from cairn_contracts.recall import RecallHit, RecallMeta, RecallRequest, SelectionReason
+from cairn_contracts.recall import RecallHit, RecallMeta, RecallRequest
 from cairn_embeddings import EmbedderUnavailable, EmbeddingError
 from cairn_providers import TenantEmbedders
 from cairn_recall.query_cache import QueryEmbeddingCache
+from cairn_recall.ranking import Ranked, fuse, speaker_prior, wanted_speaker
 from cairn_recall.settings import RecallSettings
-from cairn_recall.store import Ranked, RecallStore
+from cairn_recall.store import RecallStore
 from cairn_scope import Scope
 from cairn_storage.convert import memory_out
 
@@ -46,24 +46,13 @@ async def probe_iterative_scan(sessionmaker: async_sessionmaker[AsyncSession], w
     return IterativeScan(wanted, "applied")
 
 
-def fuse(
-    semantic: list[Ranked], keyword: list[Ranked], k: int, keyword_weight: float = 1.0
-) -> list[tuple[uuid.UUID, SelectionReason]]:
-    """Weighted reciprocal rank fusion: a list contributes weight / (k + rank); ties keep semantic order."""
-    scores: dict[uuid.UUID, float] = {}
-    for ranked, weight in ((semantic, 1.0), (keyword, keyword_weight)):
-        for rank, item in enumerate(ranked, start=1):
-            scores[item.id] = scores.get(item.id, 0.0) + weight / (k + rank)
-    in_semantic = {r.id for r in semantic}
-    in_keyword = {r.id for r in keyword}
-
-    def reason(memory_id: uuid.UUID) -> SelectionReason:
-        if memory_id in in_semantic and memory_id in in_keyword:
-            return "keyword+semantic"
-        return "semantic" if memory_id in in_semantic else "keyword"
-
-    ordered = sorted(scores, key=lambda m: -scores[m])
-    return [(m, reason(m)) for m in ordered]
+def keyword_weight(semantic: list[Ranked], settings: RecallSettings) -> float:
+    """The keyword list's fusion weight for this query: lowered when the best semantic match is already
+    close (cosine >= `keyword_gate_cosine`), where the keyword side's shared common words would only
+    promote near misses over a paraphrase the embedding found (bench/retrieval_eval.py)."""
+    if semantic and 1 - semantic[0].value >= settings.keyword_gate_cosine:
+        return settings.keyword_gated_weight
+    return settings.rrf_keyword_weight
 
 
 class RecallService:
@@ -113,7 +102,8 @@ class RecallService:
     ) -> tuple[list[RecallHit], RecallMeta]:
         strategy: Literal["ann", "exact", "keyword"]
         settings = self._settings
-        candidates = max(req.limit, settings.semantic_depth) if req.mode == "hybrid" else req.limit
+        # Every mode over-fetches: the speaker prior re-ranks before the cut to `limit`.
+        candidates = max(req.limit, settings.semantic_depth)
         strategy = "exact" if vector is not None else "keyword"
         iterative: IterativeScan | None = None
         async with self._sm.begin() as session:
@@ -130,10 +120,12 @@ class RecallService:
                     strategy, iterative = "ann", self._iterative
                     pool = max(settings.recall_pool_min, candidates * settings.recall_pool_factor)
                     ef = min(PGVECTOR_EF_SEARCH_MAX, max(settings.hnsw_ef_search, pool))
-                    await store.set_ann_options(ef, iterative.mode, settings.hnsw_max_scan_tuples)
+                    await store.set_ann_options(
+                        ef, iterative.mode, settings.hnsw_max_scan_tuples, settings.hnsw_scan_mem_multiplier
+                    )
                     semantic = await store.ann(scope, vector, candidates, pool, req.project_id)
             if req.mode != "semantic" and not req.include_superseded:
-                depth = max(req.limit, settings.keyword_depth) if req.mode == "hybrid" else req.limit
+                depth = max(req.limit, settings.keyword_depth)
                 keyword = await store.keyword(
                     scope,
                     await store.query_lexemes(req.query),
@@ -142,7 +134,17 @@ class RecallService:
                     k1=settings.bm25_k1,
                     b=settings.bm25_b,
                 )
-            chosen = fuse(semantic, keyword, settings.rrf_k, settings.rrf_keyword_weight)[: req.limit]
+            fused = fuse(
+                semantic,
+                keyword,
+                settings.rrf_k,
+                keyword_weight(semantic, settings),
+                settings.keyword_coverage_power,
+            )
+            if settings.speaker_prior < 1.0 and fused:
+                speakers = await store.speakers(scope, [f.id for f in fused])
+                fused = speaker_prior(fused, speakers, wanted_speaker(req.query), settings.speaker_prior)
+            chosen = [(f.id, f.reason) for f in fused[: req.limit]]
             rows = await store.rows_with_scores(scope, [m for m, _ in chosen], vector)
         hits = [
             RecallHit(memory=memory_out(rows[m][0]), score=rows[m][1], selection_reason=reason)

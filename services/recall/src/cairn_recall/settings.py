@@ -9,9 +9,10 @@ class RecallSettings(ServiceSettings):
     # hnsw_max_scan_tuples visited tuples.
     recall_pool_factor: int = 2
     recall_pool_min: int = 100
-    hnsw_ef_search: int = 200
+    hnsw_ef_search: int = 400
     hnsw_iterative_scan: str = "relaxed_order"
     hnsw_max_scan_tuples: int = 50_000
+    hnsw_scan_mem_multiplier: float = 8.0
     # A subject with at most this many live rows is searched exactly (small scans beat any index).
     # 0 forces the ANN path for every subject.
     recall_exact_max_rows: int = 2000
@@ -21,9 +22,17 @@ class RecallSettings(ServiceSettings):
     rrf_k: int = 60
     # The keyword list's weight in the fusion (the semantic list weighs 1).
     rrf_keyword_weight: float = 1.0
+    # A keyword hit's fused weight is scaled by (its share of the query's idf mass) ** this (0 disables).
+    keyword_coverage_power: float = 0.0
+    # When the best semantic match reaches this cosine the keyword list weighs keyword_gated_weight instead.
+    keyword_gate_cosine: float = 1.01
+    keyword_gated_weight: float = 1.0
     # Okapi BM25 on the keyword side: any query term may match, rare terms (in the subject) weigh most.
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
+    # Conversation turns by the other speaker than the question is about get this factor on their fused
+    # score (1.0 disables): see cairn_recall.ranking.speaker_prior.
+    speaker_prior: float = 0.3
     # Hotness signal
     hot_score_floor: float = 0.6
     hot_cooldown_seconds: int = 3600

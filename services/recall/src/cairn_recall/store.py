@@ -2,24 +2,19 @@
 
 import re
 import uuid
-from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, case, cast, func, literal, or_, select, text
+from sqlalchemy import ColumnElement, case, cast, func, literal, literal_column, or_, select, text
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects.postgresql import TSQUERY
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cairn_recall.ranking import Ranked, speaker_of
 from cairn_scope import Scope, check_scoped
 from cairn_storage.models import Memory, MemoryChunk
 
 _TOKEN = re.compile(r"[\w-]{3,}", re.UNICODE)
 MAX_FALLBACK_TOKENS = 8
-
-
-@dataclass(frozen=True)
-class Ranked:
-    id: uuid.UUID
-    value: float  # distance for semantic lists, rank for keyword lists
 
 
 def _partition(column: Any, project_id: str | None) -> ColumnElement[bool]:
@@ -60,7 +55,11 @@ class RecallStore:
         self.session = session
 
     async def set_ann_options(
-        self, ef_search: int, iterative_scan: str | None, max_scan_tuples: int | None = None
+        self,
+        ef_search: int,
+        iterative_scan: str | None,
+        max_scan_tuples: int | None = None,
+        scan_mem_multiplier: float | None = None,
     ) -> None:
         """Transaction-local options (pooled connections never keep them)."""
         await self.session.execute(
@@ -70,10 +69,15 @@ class RecallStore:
             await self.session.execute(
                 text("SELECT set_config('hnsw.iterative_scan', :v, true)"), {"v": iterative_scan}
             )
-            if max_scan_tuples:
-                await self.session.execute(
-                    text("SELECT set_config('hnsw.max_scan_tuples', :v, true)"), {"v": str(max_scan_tuples)}
-                )
+            # An iterative scan also stops when its visited set outgrows work_mem x this multiplier.
+            for name, value in (
+                ("max_scan_tuples", max_scan_tuples),
+                ("scan_mem_multiplier", scan_mem_multiplier),
+            ):
+                if value:
+                    await self.session.execute(
+                        text("SELECT set_config(:name, :v, true)"), {"name": f"hnsw.{name}", "v": str(value)}
+                    )
 
     async def live_rows_at_most(self, scope: Scope, cap: int) -> int:
         """The subject's embedded live rows, counted only up to `cap + 1` (the count is a planning hint)."""
@@ -144,8 +148,15 @@ class RecallStore:
     async def ann(
         self, scope: Scope, vector: list[float], limit: int, pool: int, project_id: str | None
     ) -> list[Ranked]:
-        heads = await self.session.execute(self.ann_statement(scope, vector, limit, pool, project_id))
-        chunks = await self.session.execute(self.ann_chunks_statement(scope, vector, limit, pool, project_id))
+        # With the subject predicate inside, the planner may prefer the (tenant, subject) btree plus a
+        # top-N sort over every row of the subject: exact, but it reads all of them (30 ms at 4,000 rows,
+        # linear beyond). Taking sorting away for these two statements leaves the HNSW-ordered scan.
+        await self.session.execute(text("SELECT set_config('enable_sort', 'off', true)"))
+        heads = (await self.session.execute(self.ann_statement(scope, vector, limit, pool, project_id))).all()
+        chunks = (
+            await self.session.execute(self.ann_chunks_statement(scope, vector, limit, pool, project_id))
+        ).all()
+        await self.session.execute(text("SELECT set_config('enable_sort', 'on', true)"))
         return _best_per_memory([*heads, *chunks], limit)
 
     async def exact(
@@ -205,20 +216,22 @@ class RecallStore:
             return []
         any_term = cast(literal(" | ".join(_tsquery_term(lex) for lex in lexemes)), TSQUERY)
         scoped = check_scoped(
-            select(Memory.id, Memory.tsv).where(
+            select(Memory.id, Memory.tsv, func.length(Memory.tsv).label("dl")).where(
                 *_subject_rows(scope, False),
                 _partition(Memory.project_id, project_id),
-                Memory.tsv.op("@@")(any_term),
+                # The function behind @@, which no GIN index serves: the subject's own rows are read through
+                # the (tenant, subject) index (bounded by the quota) instead of a tenant-wide posting list.
+                func.ts_match_vq(Memory.tsv, any_term),
             ),
             scope,
         )
         docs = scoped.cte("docs")
         n_docs = await self.live_rows(scope)
         # Term statistics over every matching row; term frequencies only for the best `scan_max` of them
-        # by cover density, so a huge subject with a common query term costs a bounded unnest.
+        # by cover density, so a huge subject with a common query term stays bounded.
         stats = (
             select(
-                func.avg(func.length(docs.c.tsv)).label("avgdl"),
+                func.avg(docs.c.dl).label("avgdl"),
                 *(
                     func.count()
                     .filter(docs.c.tsv.op("@@")(cast(literal(_tsquery_term(lex)), TSQUERY)))
@@ -230,22 +243,27 @@ class RecallStore:
             .cte("stats")
         )
         top = (
-            select(docs.c.id, docs.c.tsv)
+            select(docs.c.id, docs.c.tsv, docs.c.dl)
             .order_by(func.ts_rank_cd(docs.c.tsv, any_term).desc(), docs.c.id)
             .limit(scan_max)
             .cte("top")
         )
-        term = func.unnest(top.c.tsv).table_valued("lexeme", "positions", "weights").render_derived()
+        # Only the query's lexemes of each top row: marked with weight A, filtered to weight A (C-level
+        # lookups), instead of unnesting every lexeme of a long row.
+        only_terms = func.ts_filter(
+            func.setweight(top.c.tsv, literal_column("'A'"), postgresql.array(lexemes)),
+            literal_column("'{a}'"),
+        )
+        term = func.unnest(only_terms).table_valued("lexeme", "positions", "weights").render_derived()
         postings = (
             select(
                 top.c.id,
                 term.c.lexeme,
                 func.coalesce(func.array_length(term.c.positions, 1), 1).label("tf"),
-                func.length(top.c.tsv).label("dl"),
+                top.c.dl,
             )
             .select_from(top)
             .join(term, literal(True))
-            .where(term.c.lexeme.in_(lexemes))
             .cte("postings")
         )
 
@@ -256,15 +274,32 @@ class RecallStore:
         idf_of = case(*((postings.c.lexeme == lex, idf(i)) for i, lex in enumerate(lexemes)), else_=0.0)
         tf = postings.c.tf
         bm25 = func.sum(idf_of * tf * (k1 + 1) / (tf + k1 * (1 - b + b * postings.c.dl / stats.c.avgdl)))
+        # Share of the query's idf mass a row covers: a row matching only common words is weak evidence.
+        total_idf = sum((idf(i) for i in range(len(lexemes))), start=literal(0.0))
+        coverage = func.sum(idf_of) / func.greatest(func.max(total_idf), 1e-9)
         stmt = (
-            select(postings.c.id, bm25.label("rank"))
+            select(postings.c.id, bm25.label("rank"), coverage.label("coverage"))
             .select_from(postings)
             .join(stats, literal(True))
             .group_by(postings.c.id)
             .order_by(bm25.desc(), postings.c.id)
             .limit(limit)
         )
-        return [Ranked(r.id, float(r.rank)) for r in await self.session.execute(stmt)]
+        return [Ranked(r.id, float(r.rank), float(r.coverage)) for r in await self.session.execute(stmt)]
+
+    async def speakers(self, scope: Scope, ids: list[uuid.UUID]) -> dict[uuid.UUID, str | None]:
+        """Who said each memory, for memories that are conversation turns (see `ranking.speaker_of`)."""
+        stmt = check_scoped(
+            select(
+                Memory.id,
+                func.left(Memory.text, 80).label("head"),
+                Memory.metadata_["role"].astext.label("role"),
+            ).where(
+                Memory.tenant_id == scope.tenant_id, Memory.subject_id == scope.subject_id, Memory.id.in_(ids)
+            ),
+            scope,
+        )
+        return {r.id: speaker_of(r.head, r.role) for r in await self.session.execute(stmt)}
 
     async def live_rows(self, scope: Scope) -> int:
         stmt = check_scoped(
