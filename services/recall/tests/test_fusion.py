@@ -2,6 +2,8 @@
 
 import uuid
 
+import pytest
+
 from cairn_recall.query_cache import QueryEmbeddingCache
 from cairn_recall.ranking import Ranked, fuse, speaker_of, speaker_prior, wanted_speaker
 
@@ -30,6 +32,15 @@ class TestFuse:
     def test_keyword_weight_scales_its_list(self) -> None:
         fused = fuse([Ranked(A, 0)], [Ranked(B, 0)], k=10, keyword_weight=2.0)
         assert [f.id for f in fused] == [B, A]
+
+    def test_coverage_scales_keyword_hits(self) -> None:
+        semantic = [Ranked(A, 0.1)]
+        keyword = [Ranked(B, 9.0, coverage=0.04), Ranked(C, 8.0, coverage=1.0)]
+        plain = fuse(semantic, keyword, k=10, keyword_weight=1.5)
+        scaled = fuse(semantic, keyword, k=10, keyword_weight=1.5, coverage_power=0.5)
+        assert [f.id for f in plain] == [B, C, A]
+        assert [f.id for f in scaled] == [C, A, B]  # a common-word-only hit falls behind
+        assert scaled[2].score == pytest.approx(1.5 * 0.2 / 11)
 
 
 class TestSpeakerPrior:

@@ -46,15 +46,6 @@ async def probe_iterative_scan(sessionmaker: async_sessionmaker[AsyncSession], w
     return IterativeScan(wanted, "applied")
 
 
-def keyword_weight(semantic: list[Ranked], settings: RecallSettings) -> float:
-    """The keyword list's fusion weight for this query: lowered when the best semantic match is already
-    close (cosine >= `keyword_gate_cosine`), where the keyword side's shared common words would only
-    promote near misses over a paraphrase the embedding found (bench/retrieval_eval.py)."""
-    if semantic and 1 - semantic[0].value >= settings.keyword_gate_cosine:
-        return settings.keyword_gated_weight
-    return settings.rrf_keyword_weight
-
-
 class RecallService:
     def __init__(
         self,
@@ -138,7 +129,7 @@ class RecallService:
                 semantic,
                 keyword,
                 settings.rrf_k,
-                keyword_weight(semantic, settings),
+                settings.rrf_keyword_weight,
                 settings.keyword_coverage_power,
             )
             if settings.speaker_prior < 1.0 and fused:

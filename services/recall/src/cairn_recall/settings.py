@@ -19,14 +19,13 @@ class RecallSettings(ServiceSettings):
     # Hybrid = reciprocal rank fusion of the semantic list and the BM25 keyword list, each this deep.
     semantic_depth: int = 50
     keyword_depth: int = 50
-    rrf_k: int = 60
+    # Chosen on LongMemEval's tune split with bench/data/retrieval_eval_v1.json as the regression check.
+    rrf_k: int = 20
     # The keyword list's weight in the fusion (the semantic list weighs 1).
-    rrf_keyword_weight: float = 1.0
-    # A keyword hit's fused weight is scaled by (its share of the query's idf mass) ** this (0 disables).
-    keyword_coverage_power: float = 0.0
-    # When the best semantic match reaches this cosine the keyword list weighs keyword_gated_weight instead.
-    keyword_gate_cosine: float = 1.01
-    keyword_gated_weight: float = 1.0
+    rrf_keyword_weight: float = 1.5
+    # A keyword hit's fused weight is scaled by (its share of the query's idf mass) ** this (0 disables):
+    # a row sharing only a common word with a paraphrased question cannot push the embedding's match out.
+    keyword_coverage_power: float = 0.5
     # Okapi BM25 on the keyword side: any query term may match, rare terms (in the subject) weigh most.
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
