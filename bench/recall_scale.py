@@ -167,11 +167,14 @@ def _explain(element: Explain, compiler: Any, **kw: Any) -> str:
     return "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + str(compiler.process(element.statement, **kw))
 
 
-async def recall_plan(bench: Bench, tenant: str, subject: str, vector: np.ndarray) -> str:
+async def recall_plan(
+    bench: Bench, tenant: str, subject: str, vector: np.ndarray, env: dict[str, str]
+) -> str:
     """EXPLAIN ANALYZE of the large-subject statement exactly as the recall service builds and runs it."""
     engine = create_engine(bench.stack.database_url, pool_size=1)
     scope = Scope(tenant_id=tenant, subject_id=subject, role=Role.agent, key_id="bench")
-    settings = RecallSettings(scope_secret="bench-only-" + uuid.uuid4().hex)
+    overrides: dict[str, Any] = {k.removeprefix("CAIRN_").lower(): v for k, v in env.items()}
+    settings = RecallSettings(scope_secret="bench-only-" + uuid.uuid4().hex, **overrides)
     try:
         async with make_sessionmaker(engine).begin() as session:
             store = RecallStore(session)
@@ -252,7 +255,9 @@ async def exact_truth(
     return truth, statistics.median(times)
 
 
-async def run(rows: int, subjects: int, rounds: int, big_rows: int, big_subject: int) -> None:
+async def run(
+    rows: int, subjects: int, rounds: int, big_rows: int, big_subject: int, env: dict[str, str]
+) -> None:
     dataset = json.loads(DATA.read_text())
     rng = random.Random(5)
     embedder = LocalOnnxEmbedder.load(cache_dir=EmbeddingSettings().model_cache_dir)
@@ -266,7 +271,7 @@ async def run(rows: int, subjects: int, rounds: int, big_rows: int, big_subject:
     # One query at a time, as the recall service embeds them (int8 activations are quantised per batch).
     query_vectors = np.stack([embedder.embed_array([q])[0] for q in queries])
 
-    async with running_stack() as bench:
+    async with running_stack(env) as bench:
         tenants = [await bench.tenant(memory_quota=1_000_000) for _ in range(3)]
         await bulk_load(
             bench, rows, lambda i: (tenants[i % 3], f"subject-{i % subjects}"), base, texts, seed=11
@@ -293,11 +298,11 @@ async def run(rows: int, subjects: int, rounds: int, big_rows: int, big_subject:
         print(f"bare SQL exact top-10 over the needle's rows: p50 {bare * 1000:.2f} ms")
         await gateway_latency(bench, key, queries, rounds, "200k, default planner", truth)
         await bench.stack.supervisor.stop("recall")
-        await bench.stack.start_service("recall", "cairn_recall", CAIRN_RECALL_EXACT_MAX_ROWS="0")
+        await bench.stack.start_service("recall", "cairn_recall", **env, CAIRN_RECALL_EXACT_MAX_ROWS="0")
         await bench.stack.wait_ready()
         await gateway_latency(bench, key, queries, rounds, "200k, ANN path forced", truth)
         await bench.stack.supervisor.stop("recall")
-        await bench.stack.start_service("recall", "cairn_recall")
+        await bench.stack.start_service("recall", "cairn_recall", **env)
         await bench.stack.wait_ready()
         if not big_rows:
             return
@@ -318,7 +323,7 @@ async def run(rows: int, subjects: int, rounds: int, big_rows: int, big_subject:
         )
         await gateway_latency(bench, big_key, queries, rounds, f"{len(big_vectors)}-row subject", truth)
         print("plan of the large-subject statement (EXPLAIN ANALYZE):")
-        print(await recall_plan(bench, big, "big", query_vectors[0]))
+        print(await recall_plan(bench, big, "big", query_vectors[0], env))
 
 
 def main() -> None:
@@ -330,8 +335,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--big-rows", type=int, default=500_000, help="0 skips part 2")
     parser.add_argument("--big-subject", type=int, default=20_000)
+    parser.add_argument("--env", default="", help="recall settings, e.g. CAIRN_HNSW_EF_SEARCH=1000")
     args = parser.parse_args()
-    asyncio.run(run(args.rows, args.subjects, args.rounds, args.big_rows, args.big_subject))
+    env = dict(pair.split("=", 1) for pair in args.env.split(",") if pair)
+    asyncio.run(run(args.rows, args.subjects, args.rounds, args.big_rows, args.big_subject, env))
 
 
 if __name__ == "__main__":

@@ -28,7 +28,16 @@ class TestHealth:
         response = await http.get("/readyz")
         assert response.status_code == 200, response.text
         components = response.json()["components"]
-        expected = {"postgres", "nats", "temporal", "memory", "recall", "promotion", "graduation", "knowledge"}
+        expected = {
+            "postgres",
+            "nats",
+            "temporal",
+            "memory",
+            "recall",
+            "promotion",
+            "graduation",
+            "knowledge",
+        }
         assert set(components) == expected
         assert all(c["status"] == "ok" for c in components.values())
 
