@@ -37,8 +37,6 @@ import asyncpg
 import numpy as np
 from pgvector.asyncpg import register_vector
 from sqlalchemy import text
-from sqlalchemy.ext.compiler import compiles
-from sqlalchemy.sql.expression import ClauseElement, Executable
 
 from cairn_contracts.identity import Role
 from cairn_embeddings import EmbeddingSettings, LocalOnnxEmbedder
@@ -46,6 +44,7 @@ from cairn_recall.settings import RecallSettings
 from cairn_recall.store import RecallStore
 from cairn_scope import Scope
 from cairn_storage import create_engine, make_sessionmaker
+from cairn_storage.explain import Explain
 from harness import Bench, percentile, running_stack
 
 DATA = Path(__file__).parent / "data" / "retrieval_eval_v1.json"
@@ -155,18 +154,6 @@ async def bulk_load(
     return np.array(kept)
 
 
-class Explain(Executable, ClauseElement):
-    inherit_cache = False
-
-    def __init__(self, statement: Any) -> None:
-        self.statement = statement
-
-
-@compiles(Explain, "postgresql")
-def _explain(element: Explain, compiler: Any, **kw: Any) -> str:
-    return "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + str(compiler.process(element.statement, **kw))
-
-
 async def recall_plan(
     bench: Bench, tenant: str, subject: str, vector: np.ndarray, env: dict[str, str]
 ) -> str:
@@ -187,7 +174,7 @@ async def recall_plan(
             )
             await session.execute(text("SELECT set_config('enable_sort', 'off', true)"))  # as RecallStore.ann
             stmt = store.ann_statement(scope, vector.tolist(), settings.semantic_depth, pool, None)
-            lines = [r[0] for r in await session.execute(Explain(stmt))]
+            lines = [r[0] for r in await session.execute(Explain(stmt, "ANALYZE, COSTS OFF, TIMING OFF"))]
             return "\n".join(re.sub(r"'\[[^']*\]'::vector", "$query_vector", line) for line in lines)
     finally:
         await engine.dispose()

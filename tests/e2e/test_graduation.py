@@ -335,17 +335,17 @@ class TestSweep:
         assert await count_graduated(db, eager_ids) == 2
         assert await count_graduated(db, default_ids) == 0  # 2 < the default threshold of 3
 
-    @pytest.mark.timeout(3600)  # about 100 graduations/minute on this (shared, loaded) 2-core machine
-    async def test_a_sweep_over_5000_candidates_keeps_its_history_bounded(
+    async def test_a_sweep_keeps_its_history_bounded_however_many_candidates(
         self, new_tenant: NewTenant, temporal: Client, db: asyncpg.Connection
     ) -> None:
+        """The bounded-history property with small batch knobs (continue-as-new every 20 children), so it
+        fits the suite's time budget; bench/graduation_throughput.py runs 5,000 candidates with the
+        production knobs and prints the same event counts."""
         tenant = await new_tenant()
         ids: list[str] = []
-        for subject in range(10):
-            ids += await insert_hot(
-                db, tenant.id, f"agent-{subject}", distinct_texts(f"Scale {subject}", 500)
-            )
-        params = SweepParams(max_per_run=5000)  # the production batch knobs: 50 children x 4 batches a run
+        for subject in range(4):
+            ids += await insert_hot(db, tenant.id, f"agent-{subject}", distinct_texts(f"Scale {subject}", 60))
+        params = SweepParams(max_per_run=240, batch_size=10, batches_per_run=2)
         sweep_id = f"test-sweep-{uuid.uuid4().hex[:8]}"
         started = time.perf_counter()
         handle = await temporal.start_workflow(
@@ -353,21 +353,20 @@ class TestSweep:
         )
         result = await handle.result()
         elapsed = time.perf_counter() - started
-        assert await count_graduated(db, ids) == 5000
-        assert result.graduated >= 5000 - result.already_graduated
+        assert await count_graduated(db, ids) == 240
+        assert result.graduated >= 240 - result.already_graduated
         runs = [w async for w in temporal.list_workflows(f"WorkflowId = '{sweep_id}'")]
         events = []
         for run in runs:
             history = await temporal.get_workflow_handle(sweep_id, run_id=run.run_id).fetch_history()
             events.append(len(history.events))
         print(  # noqa: T201 (the issue asks for the event count)
-            f"\n5,000-candidate sweep: {len(runs)} runs (continue-as-new), history events per run "
-            f"max {max(events)}, total {sum(events)}; {elapsed:.1f} s = {5000 / elapsed * 60:.0f} memories/min"
+            f"\n240-candidate sweep: {len(runs)} runs (continue-as-new), history events per run "
+            f"max {max(events)}, total {sum(events)}; {elapsed:.1f} s"
         )
-        assert len(runs) == result.runs >= 25
-        assert (
-            max(events) < 2000
-        )  # bounded per run (about 6.5 events per child), whatever the candidate count
+        assert len(runs) == result.runs >= 12
+        # Bounded per run: about 6.5 events per child, 20 children a run, whatever the candidate count.
+        assert max(events) < 400
 
 
 class FakeEmbeddings:

@@ -3,33 +3,19 @@
 `bench/recall_scale.py` prints the same plan at 200k rows, where the planner picks HNSW unaided."""
 
 import uuid
-from typing import Any
 
 import numpy as np
 from sqlalchemy import text
-from sqlalchemy.ext.compiler import compiles
-from sqlalchemy.sql.expression import ClauseElement, Executable
 
 from cairn_contracts.identity import Role
 from cairn_devstack.cairn import CairnStack
 from cairn_recall.store import RecallStore
 from cairn_scope import Scope
 from cairn_storage import create_engine, make_sessionmaker
+from cairn_storage.explain import Explain
 
 ROWS = 1000
 SUBJECTS = 30
-
-
-class Explain(Executable, ClauseElement):
-    inherit_cache = False
-
-    def __init__(self, statement: Any) -> None:
-        self.statement = statement
-
-
-@compiles(Explain, "postgresql")
-def _explain(element: Explain, compiler: Any, **kw: Any) -> str:
-    return "EXPLAIN " + str(compiler.process(element.statement, **kw))
 
 
 async def test_ann_statement_uses_the_hnsw_index(stack: CairnStack) -> None:

@@ -8,12 +8,13 @@ from nats.aio.client import Client as NATS
 from cairn_embeddings import EmbeddingSettings, build_embedder
 from cairn_knowledge.gate import NoveltyGate
 from cairn_knowledge.handlers import register
-from cairn_knowledge.service import KnowledgeService, probe_iterative_scan
+from cairn_knowledge.service import KnowledgeService
 from cairn_knowledge.settings import KnowledgeSettings
 from cairn_providers import TenantEmbedders, secret_box
 from cairn_servicekit import NatsService
 from cairn_servicekit.health import postgres_check
 from cairn_storage import create_engine, make_sessionmaker
+from cairn_storage.vector_search import probe_iterative_scan
 
 
 async def setup(settings: KnowledgeSettings, stack: AsyncExitStack, nc: NATS) -> NatsService:

@@ -2,11 +2,9 @@
 
 import logging
 import uuid
-from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn_contracts.errors import NotFound
@@ -29,34 +27,13 @@ from cairn_knowledge.settings import KnowledgeSettings
 from cairn_knowledge.store import Found, KnowledgeStore, Ranked
 from cairn_providers import TenantEmbedders
 from cairn_scope import Scope
+from cairn_storage.vector_search import PGVECTOR_EF_SEARCH_MAX, IterativeScan
 
 log = logging.getLogger(__name__)
-PGVECTOR_EF_SEARCH_MAX = 1000
 
 
 class ArticleNotFound(NotFound):
     default_message = "no such article"
-
-
-@dataclass(frozen=True)
-class IterativeScan:
-    mode: str | None  # the value SET on the ANN path, None when off/unavailable
-    state: Literal["off", "applied", "unavailable"]
-    reason: str | None = None
-
-
-async def probe_iterative_scan(sessionmaker: async_sessionmaker[AsyncSession], wanted: str) -> IterativeScan:
-    """What this database supports; each ANN read's meta is derived from the options it ran with."""
-    if wanted == "off":
-        return IterativeScan(None, "off")
-    try:
-        async with sessionmaker.begin() as session:
-            await session.execute(text("SELECT set_config('hnsw.iterative_scan', :v, true)"), {"v": wanted})
-    except Exception as exc:
-        return IterativeScan(
-            None, "unavailable", f"pgvector rejects hnsw.iterative_scan ({type(exc).__name__})"
-        )
-    return IterativeScan(wanted, "applied")
 
 
 def fuse(

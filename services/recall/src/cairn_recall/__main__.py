@@ -10,11 +10,12 @@ from cairn_providers import TenantEmbedders, secret_box
 from cairn_recall.events import HotnessPublisher
 from cairn_recall.handlers import register, register_merged
 from cairn_recall.merged import MergedRecall, MergedRecallSettings
-from cairn_recall.service import RecallService, probe_iterative_scan
+from cairn_recall.service import RecallService
 from cairn_recall.settings import RecallSettings
 from cairn_servicekit import NatsService, ServiceClient, run_service
 from cairn_servicekit.health import postgres_check
 from cairn_storage import create_engine, make_sessionmaker
+from cairn_storage.vector_search import probe_iterative_scan
 
 
 def main() -> None:

@@ -3,10 +3,8 @@ subjects, exact top-k for small ones, and a scope-bound ILIKE fallback when no e
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Literal
 
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn_contracts.recall import RecallHit, RecallMeta, RecallRequest
@@ -18,32 +16,11 @@ from cairn_recall.settings import RecallSettings
 from cairn_recall.store import RecallStore
 from cairn_scope import Scope
 from cairn_storage.convert import memory_out
+from cairn_storage.vector_search import PGVECTOR_EF_SEARCH_MAX, IterativeScan
 
 log = logging.getLogger(__name__)
 
 HotPublisher = Callable[[Scope, list[str]], Awaitable[None]]
-PGVECTOR_EF_SEARCH_MAX = 1000
-
-
-@dataclass(frozen=True)
-class IterativeScan:
-    """What this database supports; the per-query meta is derived from the options a query ran with."""
-
-    mode: str | None  # the value we SET, or None when off/unavailable
-    state: str  # off | applied | unavailable
-    reason: str | None = None
-
-
-async def probe_iterative_scan(sessionmaker: async_sessionmaker[AsyncSession], wanted: str) -> IterativeScan:
-    if wanted == "off":
-        return IterativeScan(None, "off")
-    try:
-        async with sessionmaker.begin() as session:
-            await session.execute(text("SELECT set_config('hnsw.iterative_scan', :v, true)"), {"v": wanted})
-    except Exception as exc:
-        reason = f"pgvector rejects hnsw.iterative_scan ({type(exc).__name__}); needs pgvector >= 0.8"
-        return IterativeScan(None, "unavailable", reason)
-    return IterativeScan(wanted, "applied")
 
 
 class RecallService:

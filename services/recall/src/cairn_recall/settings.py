@@ -13,9 +13,11 @@ class RecallSettings(ServiceSettings):
     hnsw_iterative_scan: str = "relaxed_order"
     hnsw_max_scan_tuples: int = 50_000
     hnsw_scan_mem_multiplier: float = 8.0
-    # A subject with at most this many live rows is searched exactly (small scans beat any index).
+    # A subject with at most this many live rows is searched exactly: bench/recall_scale.py measured the
+    # exact top-k over 8,000 rows at 9.6 ms bare SQL (recall 1.0) against 53 ms and recall 0.90 for the
+    # subject-filtered HNSW scan, so every subject within the default quota (10,000) is searched exactly.
     # 0 forces the ANN path for every subject.
-    recall_exact_max_rows: int = 2000
+    recall_exact_max_rows: int = 10_000
     # Hybrid = reciprocal rank fusion of the semantic list and the BM25 keyword list, each this deep.
     semantic_depth: int = 50
     keyword_depth: int = 50
