@@ -13,6 +13,7 @@ reads the winner and answers `duplicate` / `deduplicated`.
 import logging
 import uuid
 
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn_contracts.errors import Conflict, GateUnavailable, InvalidProjectId
@@ -106,6 +107,22 @@ class NoveltyGate:
         vectors, model = await self._embed(scope.tenant_id, req.title, req.body)
         async with self._sm.begin() as session:
             store = KnowledgeStore(session)
+            # Proposals of the same body or title in a tenant serialise here, and the exact checks run
+            # again under the lock: a racer that committed first is then a duplicate, never a near-copy
+            # that would slip in as a draft beside it (the unique indexes do not span drafts and
+            # published rows).
+            for key in sorted(
+                (
+                    f"article-hash:{scope.tenant_id}:{body_hash}",
+                    f"article-title:{scope.tenant_id}:{req.title.lower()}",
+                )
+            ):
+                await session.execute(
+                    text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"), {"k": key}
+                )
+            if (existing := await self._existing(store, scope, req, body_hash)) is not None:
+                verdict, prior = existing
+                return ProposeResult(verdict=verdict, created=False, article=article_out(prior))
             nearest = await store.nearest_published(scope, vectors[0])
             verdict = decide(
                 same_body=False,
