@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import httpx
 from tenacity import AsyncRetrying, Retrying
@@ -42,6 +42,8 @@ Role = str  # "user" | "assistant" | "system" | "fact"
 
 
 class _Base:
+    _owns_http: bool  # False for a `with_options` copy: the original closes the shared pool
+
     def __init__(
         self,
         base_url: str | None,
@@ -59,6 +61,18 @@ class _Base:
     @property
     def base_url(self) -> str:
         return self.config.base_url
+
+    def with_options(self, *, api_key: str | None = None, impersonate_tenant: str | None = None) -> Self:
+        """A client sharing this one's connection pool with another key or impersonated tenant."""
+        other = object.__new__(type(self))
+        other.__dict__.update(self.__dict__)
+        other.config = dataclasses.replace(
+            self.config,
+            api_key=api_key if api_key is not None else self.config.api_key,
+            impersonate_tenant=impersonate_tenant or self.config.impersonate_tenant,
+        )
+        other._owns_http = False
+        return other
 
     def _headers(self, call: Call[Any], idempotency_key: str | None) -> dict[str, str]:
         return {**self.config.headers(), **request_headers(call, idempotency_key)}
@@ -96,21 +110,6 @@ class CairnClient(_Base):
             base_url=self.config.base_url, timeout=self.config.timeout, transport=transport
         )
         self._owns_http = True
-
-    def with_options(
-        self, *, api_key: str | None = None, impersonate_tenant: str | None = None
-    ) -> CairnClient:
-        """A client sharing this one's connection pool with another key or impersonated tenant."""
-        other = object.__new__(CairnClient)
-        other.config = dataclasses.replace(
-            self.config,
-            api_key=api_key if api_key is not None else self.config.api_key,
-            impersonate_tenant=impersonate_tenant or self.config.impersonate_tenant,
-        )
-        other._retry = self._retry
-        other._http = self._http
-        other._owns_http = False
-        return other
 
     def close(self) -> None:
         if self._owns_http:
@@ -353,21 +352,6 @@ class AsyncCairnClient(_Base):
             base_url=self.config.base_url, timeout=self.config.timeout, transport=transport
         )
         self._owns_http = True
-
-    def with_options(
-        self, *, api_key: str | None = None, impersonate_tenant: str | None = None
-    ) -> AsyncCairnClient:
-        """A client sharing this one's connection pool with another key or impersonated tenant."""
-        other = object.__new__(AsyncCairnClient)
-        other.config = dataclasses.replace(
-            self.config,
-            api_key=api_key if api_key is not None else self.config.api_key,
-            impersonate_tenant=impersonate_tenant or self.config.impersonate_tenant,
-        )
-        other._retry = self._retry
-        other._http = self._http
-        other._owns_http = False
-        return other
 
     async def aclose(self) -> None:
         if self._owns_http:
