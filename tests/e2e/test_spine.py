@@ -37,6 +37,7 @@ class TestHealth:
             "promotion",
             "graduation",
             "knowledge",
+            "memory-embedder",
         }
         assert set(components) == expected
         assert all(c["status"] == "ok" for c in components.values())
@@ -103,6 +104,10 @@ class TestReadinessTracksComponents:
             response = await http.get("/readyz")
             assert response.status_code == 503
             assert response.json()["components"]["nats"]["status"] == "down"
+            # Each process's own port reports its own dependency down too.
+            own = await http.get(stack.http_url("memory") + "/readyz")
+            assert own.status_code == 503
+            assert {c["name"]: c["status"] for c in own.json()["components"]}["nats"] == "down"
         finally:
             await stack.supervisor.restart("nats")
         await stack.wait_ready(timeout=60)

@@ -14,6 +14,16 @@ import psutil
 from cairn_devstack import StackPorts, free_port
 from conftest import stack_dir
 
+HTTP_URLS = (
+    "CAIRN_GATEWAY_HTTP_URL",
+    "CAIRN_MEMORY_HTTP_URL",
+    "CAIRN_MEMORY_EMBEDDER_HTTP_URL",
+    "CAIRN_RECALL_HTTP_URL",
+    "CAIRN_PROMOTION_HTTP_URL",
+    "CAIRN_GRADUATION_HTTP_URL",
+    "CAIRN_KNOWLEDGE_HTTP_URL",
+)
+
 
 def _env(home: Path) -> dict[str, str]:
     ports = StackPorts.free()
@@ -56,6 +66,7 @@ async def test_up_runs_everything_refuses_a_twin_and_stops_clean() -> None:
             "CAIRN_API_KEY",
             "CAIRN_ADMIN_KEY",
             "CAIRN_TEMPORAL_UI_URL",
+            *HTTP_URLS,
         }
         descendants = psutil.Process(up.pid).children(recursive=True)
         assert len(descendants) >= 9  # postgres, nats, temporal, 5 services + embedder, gateway
@@ -63,6 +74,9 @@ async def test_up_runs_everything_refuses_a_twin_and_stops_clean() -> None:
             ready = await client.get(values["CAIRN_GATEWAY_URL"] + "/readyz")
             assert ready.status_code == 200, ready.text
             assert all(c["status"] == "ok" for c in ready.json()["components"].values())
+            for name in HTTP_URLS:  # every process's own port, as written into .cairn/env
+                own = await client.get(values[name] + "/readyz")
+                assert own.status_code == 200, (name, own.text)
             ui = await client.get(values["CAIRN_TEMPORAL_UI_URL"])
             assert ui.status_code == 200
             me = await client.get(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 
-from cairn_devstack.ports import StackPorts
+from cairn_devstack.ports import HOST, StackPorts, free_port, free_ports
 from cairn_devstack.stack import BackingStack
 from cairn_devstack.supervisor import ProcessSupervisor
 
@@ -64,6 +64,10 @@ class CairnStack:
             self.supervisor = self.backing.supervisor
         else:
             self.supervisor = ProcessSupervisor(self.data_dir / "logs")
+        # Each process's own HTTP port (/healthz, /readyz, /metrics); a restart keeps its port.
+        self.http_ports: dict[str, int] = dict(
+            zip((name for name, _ in SERVICES), free_ports(len(SERVICES)), strict=True)
+        )
 
     @property
     def database_url(self) -> str:
@@ -89,6 +93,17 @@ class CairnStack:
     def gateway_url(self) -> str:
         return f"http://127.0.0.1:{self.config.gateway_port}"
 
+    def http_url(self, name: str) -> str:
+        """The HTTP port of a service process (the gateway's is its API port)."""
+        if name == "gateway":
+            return self.gateway_url
+        return f"http://{HOST}:{self.http_ports[name]}"
+
+    def http_urls(self) -> dict[str, str]:
+        """`CAIRN_<SERVICE>_HTTP_URL` for every process, as `up` writes them into `.cairn/env`."""
+        names = ("gateway", *(name for name, _ in SERVICES))
+        return {f"CAIRN_{name.upper().replace('-', '_')}_HTTP_URL": self.http_url(name) for name in names}
+
     def _external(self) -> ExternalServices:
         assert self.config.external is not None
         return self.config.external
@@ -104,6 +119,8 @@ class CairnStack:
             "CAIRN_PROVIDER_SECRETS_KEY": self.config.provider_secrets_key,
             "CAIRN_PORT": str(self.config.gateway_port),
             "CAIRN_HOST": "127.0.0.1",
+            "CAIRN_HTTP_HOST": HOST,
+            "CAIRN_MEMORY_EMBEDDER_HTTP_URL": self.http_url("memory-embedder"),
             "PYTHONUNBUFFERED": "1",
             **self.config.service_env,
         }
@@ -124,8 +141,13 @@ class CairnStack:
             raise
 
     async def start_service(self, name: str, module: str, **env: str) -> int:
+        """Start a service process; a new name (an extra replica) gets its own HTTP port."""
+        port = self.http_ports.setdefault(name, free_port())
         return await self.supervisor.start(
-            name, [sys.executable, "-m", module], env={**self.env(), **env}, stop_timeout=25.0
+            name,
+            [sys.executable, "-m", module],
+            env={**self.env(), "CAIRN_HTTP_PORT": str(port), **env},
+            stop_timeout=25.0,
         )
 
     async def start_gateway(self, name: str = "gateway", port: int | None = None) -> int:

@@ -149,6 +149,7 @@ async def _run(settings: UpSettings) -> int:
             "CAIRN_API_KEY": keys["api_key"],
             "CAIRN_ADMIN_KEY": keys["admin_key"],
             "CAIRN_TEMPORAL_UI_URL": stack.temporal_ui_url,
+            **stack.http_urls(),
         }
         (home / "env").write_text("".join(f"{k}={v}\n" for k, v in env.items()))
         (home / "env").chmod(0o600)

@@ -4,6 +4,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from nats.aio.client import Client as NATS
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -35,6 +36,15 @@ def postgres_check(sessionmaker: async_sessionmaker[AsyncSession]) -> HealthChec
             await session.execute(text("SELECT 1"))
 
     return probe("postgres", select_one)
+
+
+def nats_check(nc: NATS, timeout: float = 1.0) -> HealthCheck:
+    async def connected() -> None:
+        if not nc.is_connected:
+            raise ConnectionError("not connected")
+        await nc.flush(timeout=1)
+
+    return probe("nats", connected, timeout)
 
 
 def temporal_check(client: "TemporalClient") -> HealthCheck:

@@ -20,7 +20,8 @@ from cairn_contracts.envelope import Reply
 from cairn_contracts.errors import CairnError, InternalError, ValidationFailed, validation_code
 from cairn_contracts.health import HealthReply
 from cairn_scope import Scope, verify_scope
-from cairn_servicekit.health import HealthCheck
+from cairn_servicekit.health import HealthCheck, nats_check
+from cairn_servicekit.http_port import HttpPort
 from cairn_servicekit.settings import ServiceSettings
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,10 @@ class NatsService:
 
     def health_check(self, check: HealthCheck) -> None:
         self._health_checks.append(check)
+
+    @property
+    def health_checks(self) -> list[HealthCheck]:
+        return list(self._health_checks)
 
     async def start(self, nc: NATS) -> None:
         group = subjects.queue_group(self.name)
@@ -137,12 +142,18 @@ async def run_service(name: str, settings: ServiceSettings, setup: Setup) -> Non
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     async with AsyncExitStack() as stack:
+        # Up first and down last: probes see a live process through the slow start and the drain.
+        port = HttpPort(name, settings.http_host, settings.http_port)
+        await port.start()
+        stack.push_async_callback(port.stop)
         nc = await connect_nats(settings.nats_url, f"cairn-{name}")
         stack.push_async_callback(nc.drain)
         service = await setup(stack, nc)
         await service.start(nc)
+        port.ready_when([nats_check(nc), *service.health_checks])
         log.info("%s ready", name)
         await stop.wait()
         log.info("%s stopping", name)
+        port.stopping()
         await service.stop(settings.shutdown_grace_seconds)
     log.info("%s stopped", name)

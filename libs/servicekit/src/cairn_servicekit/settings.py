@@ -21,6 +21,14 @@ class ServiceSettings(BaseSettings):
     request_timeout_seconds: float = 10.0
     shutdown_grace_seconds: float = 20.0
     log_level: str = "INFO"
+    # The process's own HTTP port (/healthz, /readyz, /metrics); 0 or empty picks a free one.
+    http_host: str = "127.0.0.1"
+    http_port: int = 0
+
+    @field_validator("http_port", mode="before")
+    @classmethod
+    def _empty_is_free(cls, value: object) -> object:
+        return 0 if value is None or (isinstance(value, str) and not value.strip()) else value
 
     @field_validator("scope_secret")
     @classmethod

@@ -3,6 +3,7 @@
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import httpx
 from fastapi import FastAPI, Response
 from fastapi.responses import JSONResponse
 
@@ -21,7 +22,7 @@ from cairn_gateway.idempotency import IdempotencyStore, install_idempotency
 from cairn_gateway.mcp_mount import mount_mcp
 from cairn_gateway.metrics import GatewayMetrics
 from cairn_gateway.ratelimit import RateLimiter
-from cairn_gateway.readiness import TemporalProbe, readiness, readiness_checks
+from cairn_gateway.readiness import TemporalProbe, http_ready, readiness, readiness_checks
 from cairn_gateway.settings import GatewaySettings
 from cairn_gateway.store import IdentityStore
 from cairn_providers import secret_box
@@ -54,6 +55,10 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         store = IdentityStore(sessionmaker, box)
         services = ServiceClient(nc, settings.scope_secret, settings.request_timeout_seconds)
         temporal = TemporalProbe(settings.temporal_address, settings.temporal_namespace)
+        probes = httpx.AsyncClient()
+        embedder = http_ready(
+            "memory-embedder", settings.memory_embedder_http_url, probes, settings.readiness_timeout_seconds
+        )
         app.state.gateway = GatewayState(
             settings=settings,
             store=store,
@@ -61,13 +66,14 @@ def create_app(settings: GatewaySettings) -> FastAPI:
             limiter=RateLimiter(limiter_engine, settings.rate_limit_per_second, settings.rate_limit_burst),
             services=services,
             readiness_checks=readiness_checks(
-                sessionmaker, nc, temporal, services, settings.readiness_timeout_seconds
+                sessionmaker, nc, temporal, services, settings.readiness_timeout_seconds, embedder
             ),
         )
         app.state.idempotency = IdempotencyStore(limiter_engine)
         async with mcp.running():
             yield
         await nc.drain()
+        await probes.aclose()
         await limiter_engine.dispose()
         await engine.dispose()
 

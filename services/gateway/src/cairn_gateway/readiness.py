@@ -2,6 +2,7 @@
 
 import asyncio
 
+import httpx
 from nats.aio.client import Client as NATS
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from temporalio.client import Client as TemporalClient
@@ -9,7 +10,7 @@ from temporalio.client import Client as TemporalClient
 from cairn_contracts import subjects
 from cairn_contracts.health import ReadyReport
 from cairn_servicekit import ServiceClient
-from cairn_servicekit.health import HealthCheck, postgres_check, probe
+from cairn_servicekit.health import HealthCheck, nats_check, postgres_check, probe
 
 
 class TemporalProbe:
@@ -26,19 +27,29 @@ class TemporalProbe:
         await self._client.service_client.check_health()
 
 
+def http_ready(name: str, base_url: str | None, client: httpx.AsyncClient, timeout: float) -> HealthCheck:
+    """A process without NATS subjects (the embedding worker) is asked on its own HTTP port's /readyz."""
+
+    async def ready() -> None:
+        if not base_url:
+            raise RuntimeError(f"CAIRN_{name.upper().replace('-', '_')}_HTTP_URL is not set")
+        response = await client.get(f"{base_url.rstrip('/')}/readyz", timeout=timeout)
+        if response.status_code != 200:
+            down = [c["name"] for c in response.json().get("components", []) if c.get("status") != "ok"]
+            raise RuntimeError(f"unhealthy: {', '.join(down) or response.status_code}")
+
+    return probe(name, ready, timeout)
+
+
 def readiness_checks(
     sessionmaker: async_sessionmaker[AsyncSession],
     nc: NATS,
     temporal: TemporalProbe,
     services: ServiceClient,
     timeout: float,
+    embedder: HealthCheck,
 ) -> list[HealthCheck]:
-    """One check per component `/readyz` names: the backing services, then every Cairn service."""
-
-    async def nats_connected() -> None:
-        if not nc.is_connected:
-            raise ConnectionError("not connected")
-        await nc.flush(timeout=1)
+    """One check per component `/readyz` names: the backing services, then every Cairn process."""
 
     def service(name: str) -> HealthCheck:
         async def healthy() -> None:
@@ -51,9 +62,10 @@ def readiness_checks(
 
     return [
         postgres_check(sessionmaker),
-        probe("nats", nats_connected, timeout),
+        nats_check(nc, timeout),
         probe("temporal", temporal.check, timeout),
         *(service(name) for name in subjects.SERVICES),
+        embedder,
     ]
 
 

@@ -12,3 +12,5 @@ class GatewaySettings(ServiceSettings):
     rate_limit_per_second: float = 20.0
     rate_limit_burst: int = 40
     readiness_timeout_seconds: float = 1.5
+    # The embedding worker has no NATS subjects: `/readyz` asks its own HTTP port.
+    memory_embedder_http_url: str | None = None

@@ -27,12 +27,15 @@ from cairn_memory.events import ensure_stream
 from cairn_memory.settings import MemorySettings
 from cairn_providers import TenantEmbedders, secret_box
 from cairn_servicekit.consumer import fetch_batch
+from cairn_servicekit.health import nats_check, postgres_check, probe
+from cairn_servicekit.http_port import HttpPort
 from cairn_servicekit.runtime import connect_nats
 from cairn_storage import create_engine, make_sessionmaker
 from cairn_storage.models import Memory
 
 log = logging.getLogger(__name__)
 
+SERVICE = "memory-embedder"
 DURABLE = "memory-embedder"
 RETRY_DELAY_SECONDS = 5.0
 
@@ -176,24 +179,42 @@ async def serve(settings: MemorySettings, embedding: EmbeddingSettings) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    engine = create_engine(settings.database_url, pool_size=2)
-    embedder = await asyncio.to_thread(build_embedder, embedding)  # loading the model blocks
-    box = secret_box(settings.provider_secrets_key)
-    embedders = TenantEmbedders(
-        embedder,
-        make_sessionmaker(engine),
-        box,
-        dim=embedding.dim,
-        ttl_seconds=settings.provider_cache_ttl_seconds,
-    )
-    nc = await connect_nats(settings.nats_url, "cairn-memory-embedder")
+    # Up before the model loads (startup probes see a live process), down after everything else.
+    port = HttpPort(SERVICE, settings.http_host, settings.http_port)
+    await port.start()
     try:
-        await EmbeddingWorker(make_sessionmaker(engine), embedders, settings).run(nc, stop)
+        engine = create_engine(settings.database_url, pool_size=2)
+        embedder = await asyncio.to_thread(build_embedder, embedding)  # loading the model blocks
+        box = secret_box(settings.provider_secrets_key)
+        embedders = TenantEmbedders(
+            embedder,
+            make_sessionmaker(engine),
+            box,
+            dim=embedding.dim,
+            ttl_seconds=settings.provider_cache_ttl_seconds,
+        )
+        nc = await connect_nats(settings.nats_url, f"cairn-{SERVICE}")
+        worker = asyncio.create_task(
+            EmbeddingWorker(make_sessionmaker(engine), embedders, settings).run(nc, stop)
+        )
+
+        async def consuming() -> None:
+            if worker.done():
+                raise RuntimeError("the consumer loop stopped")
+
+        port.ready_when(
+            [postgres_check(make_sessionmaker(engine)), nats_check(nc), probe("consumer", consuming)]
+        )
+        try:
+            await worker
+        finally:
+            port.stopping()
+            await nc.drain()
+            await embedders.close()
+            await embedder.close()
+            await engine.dispose()
     finally:
-        await nc.drain()
-        await embedders.close()
-        await embedder.close()
-        await engine.dispose()
+        await port.stop()
 
 
 def main() -> None:
