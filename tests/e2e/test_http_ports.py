@@ -62,4 +62,3 @@ async def test_gateway_readyz_includes_the_embedding_worker(stack: CairnStack) -
         finally:
             await stack.start_service("memory-embedder", "cairn_memory.embedder")
         await stack.wait_ready(timeout=60)
-

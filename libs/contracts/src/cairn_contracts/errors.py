@@ -46,6 +46,7 @@ class ErrorCode(StrEnum):
     idempotency_key_reused = "idempotency_key_reused"
     idempotency_key_in_progress = "idempotency_key_in_progress"
     invalid_idempotency_key = "invalid_idempotency_key"
+    payload_too_large = "payload_too_large"
 
 
 class ErrorBody(BaseModel):
@@ -98,6 +99,10 @@ class Conflict(CairnError):
 
 class AlreadyExists(CairnError):
     code, status, default_message = ErrorCode.already_exists, 409, "already exists"
+
+
+class PayloadTooLarge(CairnError):
+    code, status, default_message = ErrorCode.payload_too_large, 413, "request body too large"
 
 
 class RateLimited(CairnError):

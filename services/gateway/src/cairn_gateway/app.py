@@ -16,6 +16,7 @@ from cairn_gateway import (
     routes_recall_context,
 )
 from cairn_gateway.auth import Authenticator, KeyCache
+from cairn_gateway.body_limit import BodyLimitMiddleware
 from cairn_gateway.deps import GatewayState, StateDep
 from cairn_gateway.errors import install_error_handlers
 from cairn_gateway.idempotency import IdempotencyStore, install_idempotency
@@ -80,6 +81,8 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     app = FastAPI(title="Cairn", version="0.1.0", description=API_DESCRIPTION, lifespan=lifespan)
     install_error_handlers(app)
     install_idempotency(app)
+    # Added after (so outside) the idempotency buffer: an oversized body is refused before anyone reads it.
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     mcp = mount_mcp(app)
     app.middleware("http")(metrics.middleware)
 

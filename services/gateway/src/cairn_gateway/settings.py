@@ -1,5 +1,7 @@
 """Gateway settings (env prefix CAIRN_)."""
 
+from pydantic import Field
+
 from cairn_servicekit.settings import ServiceSettings
 
 
@@ -14,3 +16,5 @@ class GatewaySettings(ServiceSettings):
     readiness_timeout_seconds: float = 1.5
     # The embedding worker has no NATS subjects: `/readyz` asks its own HTTP port.
     memory_embedder_http_url: str | None = None
+    # Request bodies above this many bytes are refused (413) before anything reads or parses them.
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1)
