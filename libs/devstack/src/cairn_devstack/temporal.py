@@ -12,14 +12,10 @@ from cairn_devstack.health import http_ok
 from cairn_devstack.ports import HOST
 from cairn_devstack.server import BackingServer
 from cairn_devstack.supervisor import ProcessSupervisor, parent_env
+from cairn_servicekit.temporal_setup import SEARCH_ATTRIBUTES
 
-DEFAULT_SEARCH_ATTRIBUTES: Mapping[str, str] = {
-    "CairnTenantId": "Keyword",
-    "CairnSubjectId": "Keyword",
-    "CairnSessionId": "Keyword",
-    "CairnMemoryId": "Keyword",
-}
-"""Custom search attributes registered at start, so operators can filter workflows by tenant."""
+DEFAULT_SEARCH_ATTRIBUTES: Mapping[str, str] = SEARCH_ATTRIBUTES
+"""Registered at start; the same set the Kubernetes setup Job registers (`cairn_servicekit.temporal_setup`)."""
 
 
 class TemporalServer(BackingServer):
