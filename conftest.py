@@ -1,7 +1,7 @@
 """The real stack, started once per test session on free ports in a temp dir.
 
-Set CAIRN_DATABASE_URL, CAIRN_NATS_URL and CAIRN_TEMPORAL_ADDRESS to run against external services
-instead (the Cairn services themselves are still started here).
+`CAIRN_TEST_BACKEND=embedded|external|testcontainers` picks where PostgreSQL, NATS and Temporal come
+from (`tests/backends.py`); the Cairn services themselves are always started here.
 """
 
 import secrets
@@ -9,16 +9,17 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from cairn_devstack import StackPorts, free_port
-from cairn_devstack.cairn import CairnConfig, CairnStack, ExternalServices
+from cairn_devstack.cairn import CairnConfig, CairnStack
 from cairn_gateway.cli import bootstrap
+from tests.backends import BackendSettings, external_services
 
 # Short timers so tests see revocation, pruning and sweeps quickly; production defaults are in Settings.
 TEST_SERVICE_ENV = {
@@ -37,14 +38,6 @@ TEST_SERVICE_ENV = {
 }
 
 
-class ExternalSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="CAIRN_", extra="ignore")
-    database_url: str | None = None
-    nats_url: str | None = None
-    temporal_address: str | None = None
-    temporal_namespace: str = "cairn"
-
-
 def stack_dir(prefix: str) -> Path:
     """A data dir outside pytest's tmp tree: pytest chmods /tmp/pytest-of-<user> to 0700 at every session
     start, which locks out the `pgserver` OS user that PostgreSQL runs as."""
@@ -53,27 +46,23 @@ def stack_dir(prefix: str) -> Path:
 
 @pytest.fixture(scope="session")
 async def stack() -> AsyncIterator[CairnStack]:
-    ext = ExternalSettings()
-    external = None
-    if ext.database_url and ext.nats_url and ext.temporal_address:
-        external = ExternalServices(
-            ext.database_url, ext.nats_url, ext.temporal_address, ext.temporal_namespace
+    with ExitStack() as containers:  # testcontainers' containers stop with it
+        external = await external_services(BackendSettings(), containers)
+        config = CairnConfig(
+            data_dir=stack_dir("cairn-test-"),
+            scope_secret=secrets.token_urlsafe(32),
+            provider_secrets_key=secrets.token_urlsafe(32),
+            ports=StackPorts.free(),
+            gateway_port=free_port(),
+            external=external,
+            service_env=dict(TEST_SERVICE_ENV),
+            postgres_settings={"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"},
         )
-    config = CairnConfig(
-        data_dir=stack_dir("cairn-test-"),
-        scope_secret=secrets.token_urlsafe(32),
-        provider_secrets_key=secrets.token_urlsafe(32),
-        ports=StackPorts.free(),
-        gateway_port=free_port(),
-        external=external,
-        service_env=dict(TEST_SERVICE_ENV),
-        postgres_settings={"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"},
-    )
-    try:
-        async with CairnStack(config) as running:
-            yield running
-    finally:
-        shutil.rmtree(config.data_dir, ignore_errors=True)
+        try:
+            async with CairnStack(config) as running:
+                yield running
+        finally:
+            shutil.rmtree(config.data_dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
