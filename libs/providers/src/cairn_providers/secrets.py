@@ -3,7 +3,7 @@
 import base64
 import hashlib
 
-from cryptography.fernet import Fernet, InvalidToken
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
 
 class SecretBox:
@@ -11,11 +11,16 @@ class SecretBox:
 
     Args:
         secret: `CAIRN_PROVIDER_SECRETS_KEY`; any high-entropy string (a Fernet key is derived from it).
+            During a rotation, several comma-separated: the first encrypts, every one decrypts.
     """
 
     def __init__(self, secret: str) -> None:
-        key = base64.urlsafe_b64encode(hashlib.sha256(secret.encode()).digest())
-        self._fernet = Fernet(key)
+        secrets = [part.strip() for part in secret.split(",") if part.strip()]
+        if not secrets:
+            raise ValueError("CAIRN_PROVIDER_SECRETS_KEY is empty")
+        self._fernet = MultiFernet(
+            [Fernet(base64.urlsafe_b64encode(hashlib.sha256(s.encode()).digest())) for s in secrets]
+        )
 
     def encrypt(self, plaintext: str) -> str:
         return self._fernet.encrypt(plaintext.encode()).decode()
@@ -30,4 +35,4 @@ class SecretBox:
 
 def secret_box(secret: str | None) -> SecretBox | None:
     """The box for `CAIRN_PROVIDER_SECRETS_KEY`, or None when it is not configured (tenant keys unusable)."""
-    return SecretBox(secret) if secret else None
+    return SecretBox(secret) if secret and secret.strip(", ") else None

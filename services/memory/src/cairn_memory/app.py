@@ -42,7 +42,7 @@ async def setup(settings: MemorySettings, stack: AsyncExitStack, nc: NATS) -> Na
     stack.push_async_callback(engine.dispose)
     sessionmaker = make_sessionmaker(engine)
     js = nc.jetstream()
-    await ensure_stream(js)
+    await ensure_stream(js, settings.events_stream_replicas)
     service = NatsService("memory", settings)
     # Promotion embeds synchronously (near-duplicates must be caught at write time): load the model here too.
     embedder = await asyncio.to_thread(build_embedder, EmbeddingSettings())

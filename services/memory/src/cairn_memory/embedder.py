@@ -137,7 +137,7 @@ class EmbeddingWorker:
 
     async def run(self, nc: NATS, stop: asyncio.Event) -> None:
         js = nc.jetstream()
-        await ensure_stream(js)
+        await ensure_stream(js, self._settings.events_stream_replicas)
         sub = await js.pull_subscribe(
             subjects.MEMORY_CREATED,
             durable=DURABLE,

@@ -1,5 +1,6 @@
 """JetStream: the memory events stream and the `memory.created` publisher."""
 
+import dataclasses
 import logging
 
 from nats.js import JetStreamContext
@@ -22,12 +23,16 @@ STREAM = StreamConfig(
 )
 
 
-async def ensure_stream(js: JetStreamContext) -> None:
-    """Create the stream, or bring an existing one to this config (idempotent; every replica may call it)."""
+async def ensure_stream(js: JetStreamContext, replicas: int = 1) -> None:
+    """Create the stream, or bring an existing one to this config (idempotent; every replica may call it).
+
+    `replicas` is the JetStream replication factor (3 on a 3-node NATS cluster); it is part of the config
+    every start re-applies, so it is a setting (`CAIRN_EVENTS_STREAM_REPLICAS`), not a one-off edit."""
+    config = dataclasses.replace(STREAM, num_replicas=replicas)
     try:
-        await js.add_stream(STREAM)
+        await js.add_stream(config)
     except BadRequestError:
-        await js.update_stream(STREAM)
+        await js.update_stream(config)
 
 
 class CreatedPublisher:

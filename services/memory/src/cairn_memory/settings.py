@@ -1,5 +1,7 @@
 """Memory service settings (env prefix CAIRN_)."""
 
+from pydantic import Field
+
 from cairn_contracts import limits
 from cairn_servicekit.settings import ServiceSettings
 
@@ -13,6 +15,8 @@ class MemorySettings(ServiceSettings):
     hot_cooldown_seconds: int = 3600
     # A promoted candidate this similar (cosine) to a live promoted memory supersedes it.
     promotion_near_duplicate_threshold: float = 0.9
+    # JetStream replication of the memory events stream (3 on a 3-node NATS cluster).
+    events_stream_replicas: int = Field(default=1, ge=1, le=5)
     # Embedding worker
     embed_batch_size: int = 64
     embed_fetch_timeout_seconds: float = 1.0
