@@ -10,6 +10,7 @@ from sqlalchemy import text
 from cairn_contracts.identity import Role
 from cairn_devstack.cairn import CairnStack
 from cairn_recall.store import RecallStore
+from cairn_recall.subject_index import SubjectIndexes, index_names
 from cairn_scope import Scope
 from cairn_storage import create_engine, make_sessionmaker
 from cairn_storage.explain import Explain
@@ -61,5 +62,75 @@ async def test_ann_statement_uses_the_hnsw_index(stack: CairnStack) -> None:
         assert found[0].value < 1e-5  # row 3 belongs to s3 and is its own nearest neighbour
     finally:
         async with engine.begin() as conn:
+            await conn.execute(text("DELETE FROM memories WHERE tenant_id = :t"), {"t": uuid.UUID(tenant)})
+        await engine.dispose()
+
+
+async def test_a_subjects_own_indexes_serve_its_recall_and_nobody_elses(stack: CairnStack) -> None:
+    """After `SubjectIndexes.build`, the subject's ANN statements (heads and chunks) are planned onto its own
+    partial HNSW indexes, and another subject's identical statement still takes the tenant-wide one."""
+    tenant = str(uuid.uuid4())
+    rng = np.random.default_rng(11)
+    vectors = rng.normal(size=(ROWS, 384))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    engine = create_engine(stack.database_url, pool_size=2)
+    big = Scope(tenant_id=tenant, subject_id="big's", role=Role.agent, key_id="test")  # a quote, on purpose
+    small = Scope(tenant_id=tenant, subject_id="small", role=Role.agent, key_id="test")
+    indexes = SubjectIndexes(engine, min_rows=100, max_indexes=10)
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(
+                text(
+                    "INSERT INTO memories (id, tenant_id, subject_id, text, embedding, embedding_content_hash) "
+                    "VALUES (:id, :t, :s, :text, CAST(:v AS vector), 'h')"
+                ),
+                [
+                    {
+                        "id": uuid.uuid4(),
+                        "t": uuid.UUID(tenant),
+                        "s": big.subject_id if i % 2 else small.subject_id,
+                        "text": f"row {i}",
+                        "v": str(vectors[i].tolist()),
+                    }
+                    for i in range(ROWS)
+                ],
+            )
+            await conn.execute(text("ANALYZE memories"))
+        assert not await indexes.ready(big)
+        await indexes.build(big)
+        assert await indexes.ready(big)
+        assert not await indexes.ready(small)
+        names = index_names(big)
+        async with make_sessionmaker(engine).begin() as session:
+            store = RecallStore(session)
+            await store.plan_with_constants()
+            await store.set_ann_options(100, "relaxed_order")
+            await session.execute(text("SET LOCAL enable_sort = off"))
+            for scope, expected in ((big, names["mh"]), (small, "memories_live_embedding_hnsw_idx")):
+                stmt = store.ann_statement(scope, vectors[1].tolist(), limit=10, pool=100, project_id=None)
+                plan = "\n".join(r[0] for r in await session.execute(Explain(stmt)))
+                assert expected in plan, plan
+            chunks = store.ann_chunks_statement(big, vectors[1].tolist(), limit=10, pool=100, project_id=None)
+            plan = "\n".join(r[0] for r in await session.execute(Explain(chunks)))
+            assert names["ch"] in plan, plan
+            found = await store.ann(big, vectors[1].tolist(), limit=10, pool=100, project_id=None)
+        assert found[0].value < 1e-5  # row 1 is the big subject's and its own nearest neighbour
+        # Exact kNN over the subject's rows agrees with its own graph.
+        own = [i for i in range(ROWS) if i % 2]
+        exact = sorted(own, key=lambda i: -float(vectors[i] @ vectors[1]))[:10]
+        async with engine.connect() as conn:
+            ids = [
+                r.id
+                for r in await conn.execute(
+                    text("SELECT id FROM memories WHERE tenant_id = :t AND text = ANY(:texts)"),
+                    {"t": uuid.UUID(tenant), "texts": [f"row {i}" for i in exact]},
+                )
+            ]
+        assert {f.id for f in found} == set(ids)
+    finally:
+        async with engine.connect() as conn:
+            conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
+            for name in index_names(big).values():
+                await conn.execute(text(f'DROP INDEX CONCURRENTLY IF EXISTS "{name}"'))
             await conn.execute(text("DELETE FROM memories WHERE tenant_id = :t"), {"t": uuid.UUID(tenant)})
         await engine.dispose()

@@ -43,7 +43,7 @@ class RecallMeta(BaseModel):
     reason: str | None
     underfilled: bool
     mode: str
-    strategy: Literal["ann", "exact", "keyword", "ilike"]
+    strategy: Literal["ann", "exact", "keyword", "ilike", "subject_ann"]
     ann_iterative_scan: Literal["off", "applied", "unavailable"] | None = None
     ann_iterative_scan_reason: str | None = None
 

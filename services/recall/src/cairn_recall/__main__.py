@@ -12,6 +12,7 @@ from cairn_recall.handlers import register, register_merged
 from cairn_recall.merged import MergedRecall, MergedRecallSettings
 from cairn_recall.service import RecallService
 from cairn_recall.settings import RecallSettings
+from cairn_recall.subject_index import SubjectIndexes
 from cairn_servicekit import NatsService, ServiceClient, run_service
 from cairn_servicekit.health import postgres_check
 from cairn_storage import create_engine, make_sessionmaker
@@ -38,7 +39,13 @@ def main() -> None:
         stack.push_async_callback(publisher.drain)
         iterative = await probe_iterative_scan(sessionmaker, settings.hnsw_iterative_scan)
         service = NatsService("recall", settings)
-        recall = RecallService(sessionmaker, embedders, settings, iterative, publisher)
+        subject_indexes = SubjectIndexes(
+            engine,
+            min_rows=settings.subject_index_min_rows,
+            max_indexes=settings.subject_index_max,
+            maintenance_work_mem=settings.subject_index_maintenance_work_mem,
+        )
+        recall = RecallService(sessionmaker, embedders, settings, iterative, publisher, subject_indexes)
         register(service, recall)
         # Merged recall: memory in-process, knowledge over NATS; the shown-set lives in PostgreSQL.
         merged_settings = MergedRecallSettings()

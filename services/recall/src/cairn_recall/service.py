@@ -14,6 +14,7 @@ from cairn_recall.query_cache import QueryEmbeddingCache
 from cairn_recall.ranking import Ranked, fuse, speaker_prior, wanted_speaker
 from cairn_recall.settings import RecallSettings
 from cairn_recall.store import RecallStore
+from cairn_recall.subject_index import SubjectIndexes
 from cairn_scope import Scope
 from cairn_storage.convert import memory_out
 from cairn_storage.vector_search import PGVECTOR_EF_SEARCH_MAX, IterativeScan
@@ -31,12 +32,14 @@ class RecallService:
         settings: RecallSettings,
         iterative_scan: IterativeScan,
         publish_hot: HotPublisher,
+        subject_indexes: SubjectIndexes,
     ) -> None:
         self._sm = sessionmaker
         self._embedders = embedders
         self._settings = settings
         self._iterative = iterative_scan
         self._publish_hot = publish_hot
+        self._subject_indexes = subject_indexes
         self._cache = QueryEmbeddingCache(settings.query_cache_size, settings.query_cache_ttl_seconds)
 
     async def embed_query(self, tenant_id: str, query: str) -> list[float]:
@@ -68,30 +71,37 @@ class RecallService:
     async def _healthy(
         self, scope: Scope, req: RecallRequest, vector: list[float] | None
     ) -> tuple[list[RecallHit], RecallMeta]:
-        strategy: Literal["ann", "exact", "keyword"]
+        strategy: Literal["ann", "exact", "keyword", "subject_ann"]
         settings = self._settings
         # Every mode over-fetches: the speaker prior re-ranks before the cut to `limit`.
         candidates = max(req.limit, settings.semantic_depth)
         strategy = "exact" if vector is not None else "keyword"
         iterative: IterativeScan | None = None
+        # A large subject's own indexes serve the live rows (superseded ones are outside their predicate).
+        indexed = not req.include_superseded and await self._subject_indexes.ready(scope)
         async with self._sm.begin() as session:
             store = RecallStore(session)
             semantic: list[Ranked] = []
             keyword: list[Ranked] = []
+            if indexed:
+                # Bound values planned as constants, so the subject's partial indexes match the statement.
+                await store.plan_with_constants()
             if vector is not None:
-                small = await store.live_rows_at_most(scope, self._settings.recall_exact_max_rows)
-                if req.include_superseded or small <= settings.recall_exact_max_rows:
-                    semantic = await store.exact(
-                        scope, vector, candidates, req.project_id, req.include_superseded
-                    )
-                else:
-                    strategy, iterative = "ann", self._iterative
-                    pool = max(settings.recall_pool_min, candidates * settings.recall_pool_factor)
-                    ef = min(PGVECTOR_EF_SEARCH_MAX, max(settings.hnsw_ef_search, pool))
+                pool = max(settings.recall_pool_min, candidates * settings.recall_pool_factor)
+                if indexed:
+                    strategy, iterative = "subject_ann", self._iterative
+                    # The graph holds only this subject: a pool-sized ef finds its true neighbours.
                     await store.set_ann_options(
-                        ef, iterative.mode, settings.hnsw_max_scan_tuples, settings.hnsw_scan_mem_multiplier
+                        min(PGVECTOR_EF_SEARCH_MAX, pool),
+                        iterative.mode,
+                        settings.hnsw_max_scan_tuples,
+                        settings.hnsw_scan_mem_multiplier,
                     )
                     semantic = await store.ann(scope, vector, candidates, pool, req.project_id)
+                else:
+                    semantic, strategy, iterative = await self._unindexed_semantic(
+                        store, scope, req, vector, candidates, pool
+                    )
             if req.mode != "semantic" and not req.include_superseded:
                 depth = max(req.limit, settings.keyword_depth)
                 keyword = await store.keyword(
@@ -101,6 +111,7 @@ class RecallService:
                     req.project_id,
                     k1=settings.bm25_k1,
                     b=settings.bm25_b,
+                    indexed=indexed,
                 )
             fused = fuse(
                 semantic,
@@ -132,6 +143,32 @@ class RecallService:
             else None,
         )
         return hits, meta
+
+    async def _unindexed_semantic(
+        self,
+        store: RecallStore,
+        scope: Scope,
+        req: RecallRequest,
+        vector: list[float],
+        candidates: int,
+        pool: int,
+    ) -> tuple[list[Ranked], Literal["ann", "exact"], IterativeScan | None]:
+        """Exact top-k for small subjects, the tenant-wide HNSW with the subject inside the scan above
+        that; a subject past the subject-index threshold also gets its own indexes started."""
+        settings = self._settings
+        threshold = self._subject_indexes.min_rows if self._subject_indexes.enabled else 0
+        rows = await store.live_rows_at_most(scope, max(settings.recall_exact_max_rows, threshold))
+        if threshold and rows > threshold:
+            self._subject_indexes.ensure(scope)
+        if req.include_superseded or rows <= settings.recall_exact_max_rows:
+            exact = await store.exact(scope, vector, candidates, req.project_id, req.include_superseded)
+            return exact, "exact", None
+        iterative = self._iterative
+        ef = min(PGVECTOR_EF_SEARCH_MAX, max(settings.hnsw_ef_search, pool))
+        await store.set_ann_options(
+            ef, iterative.mode, settings.hnsw_max_scan_tuples, settings.hnsw_scan_mem_multiplier
+        )
+        return await store.ann(scope, vector, candidates, pool, req.project_id), "ann", iterative
 
     async def _fallback(
         self, scope: Scope, req: RecallRequest, reason: str

@@ -18,6 +18,13 @@ class RecallSettings(ServiceSettings):
     # subject-filtered HNSW scan, so every subject within the default quota (10,000) is searched exactly.
     # 0 forces the ANN path for every subject.
     recall_exact_max_rows: int = 10_000
+    # A subject with more live rows than this gets its own partial HNSW + GIN indexes, built once in the
+    # background (cairn_recall.subject_index); recall then walks a graph of that subject only. At most
+    # subject_index_max subjects get them (each partial index costs every write a predicate check and
+    # every plan a predicate proof). 0 disables.
+    subject_index_min_rows: int = 5_000
+    subject_index_max: int = 200
+    subject_index_maintenance_work_mem: str = "256MB"
     # Hybrid = reciprocal rank fusion of the semantic list and the BM25 keyword list, each this deep.
     semantic_depth: int = 50
     keyword_depth: int = 50

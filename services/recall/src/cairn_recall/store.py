@@ -79,6 +79,11 @@ class RecallStore:
                         text("SELECT set_config(:name, :v, true)"), {"name": f"hnsw.{name}", "v": str(value)}
                     )
 
+    async def plan_with_constants(self) -> None:
+        """Plan this transaction's statements with their bound values as constants (custom plans), so a
+        partial index whose predicate names a tenant and subject can serve them (see subject_index)."""
+        await self.session.execute(text("SELECT set_config('plan_cache_mode', 'force_custom_plan', true)"))
+
     async def live_rows_at_most(self, scope: Scope, cap: int) -> int:
         """The subject's embedded live rows, counted only up to `cap + 1` (the count is a planning hint)."""
         inner = check_scoped(
@@ -208,6 +213,7 @@ class RecallStore:
         k1: float = 1.2,
         b: float = 0.75,
         scan_max: int = 1000,
+        indexed: bool = False,
     ) -> list[Ranked]:
         """Okapi BM25 over the subject's live rows that contain ANY query term. Document frequencies
         come from the subject's own rows, so a word common in this subject's memories weighs little
@@ -215,13 +221,15 @@ class RecallStore:
         if not lexemes:
             return []
         any_term = cast(literal(" | ".join(_tsquery_term(lex) for lex in lexemes)), TSQUERY)
+        # The function behind @@, which no GIN index serves: the subject's own rows are read through the
+        # (tenant, subject) index (bounded by the quota) instead of a tenant-wide posting list. A subject
+        # with its own GIN index (subject_index) uses @@ there and reads only the matching rows.
+        matches = Memory.tsv.op("@@")(any_term) if indexed else func.ts_match_vq(Memory.tsv, any_term)
         scoped = check_scoped(
             select(Memory.id, Memory.tsv, func.length(Memory.tsv).label("dl")).where(
                 *_subject_rows(scope, False),
                 _partition(Memory.project_id, project_id),
-                # The function behind @@, which no GIN index serves: the subject's own rows are read through
-                # the (tenant, subject) index (bounded by the quota) instead of a tenant-wide posting list.
-                func.ts_match_vq(Memory.tsv, any_term),
+                matches,
             ),
             scope,
         )

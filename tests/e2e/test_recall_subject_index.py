@@ -1,0 +1,90 @@
+"""Large subjects get their own indexes: recall switches to them on its own and stays confined to the
+subject, with new, superseded and keyword-only rows handled (recall restarted with a small threshold)."""
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from cairn_devstack.cairn import CairnStack
+from conftest import TenantHandle, bearer
+from tests.e2e.test_memory import remember
+from tests.e2e.test_recall import recall, wait_embedded
+
+THRESHOLD = 30
+RECALL_ENV = {"CAIRN_SUBJECT_INDEX_MIN_ROWS": str(THRESHOLD)}
+
+
+@pytest.fixture(scope="module")
+async def indexing_recall(stack: CairnStack) -> AsyncIterator[CairnStack]:
+    await stack.supervisor.stop("recall")
+    await stack.start_service("recall", "cairn_recall", **RECALL_ENV)
+    await stack.wait_ready()
+    try:
+        yield stack
+    finally:
+        await stack.supervisor.stop("recall")
+        await stack.start_service("recall", "cairn_recall")
+        await stack.wait_ready()
+
+
+async def until_indexed(http: httpx.AsyncClient, key: str, query: str) -> dict[str, Any]:
+    """Recall until the background build has finished and the subject's own indexes serve it."""
+    for _ in range(300):
+        result = await recall(http, key, query=query, mode="semantic")
+        if result["meta"]["strategy"] == "subject_ann":
+            return result
+        await asyncio.sleep(0.2)
+    raise AssertionError("the subject's indexes never became ready")
+
+
+async def test_a_large_subject_is_recalled_through_its_own_indexes(
+    indexing_recall: CairnStack, http: httpx.AsyncClient, tenant: TenantHandle
+) -> None:
+    key = await tenant.agent("big")
+    neighbour = await tenant.agent("neighbour")
+    topics = ["invoices", "hiking", "databases", "gardening", "violin", "taxes", "sourdough", "cycling"]
+    for i in range(THRESHOLD + 10):
+        await remember(http, key, text=f"Note {i}: the user mentioned {topics[i % len(topics)]} on day {i}")
+    await remember(http, neighbour, text="The user keeps a violin tuned to 432 Hz in the attic")
+    await wait_embedded(http, key, THRESHOLD + 10)
+    await wait_embedded(http, neighbour, 1)
+
+    first = await recall(http, key, query="what about the violin?", mode="semantic")
+    assert first["meta"]["strategy"] == "ann"  # over the exact threshold, no own index yet
+    indexed = await until_indexed(http, key, "what about the violin?")
+    assert "violin" in indexed["data"][0]["memory"]["text"]
+    assert all("432 Hz" not in h["memory"]["text"] for h in indexed["data"])  # the neighbour's row
+    assert [h["memory"]["id"] for h in first["data"]] == [h["memory"]["id"] for h in indexed["data"]]
+
+    # A row written after the build is in the subject's index once embedded.
+    fresh = await remember(http, key, text="The user bought a cello bow made of pernambuco wood")
+    await wait_embedded(http, key, THRESHOLD + 11)
+    hits = (await recall(http, key, query="cello bow pernambuco", mode="hybrid"))["data"]
+    assert hits[0]["memory"]["id"] == fresh["id"]
+    keyword = await recall(http, key, query="pernambuco", mode="keyword")
+    assert [h["memory"]["id"] for h in keyword["data"]] == [fresh["id"]]
+
+    # Superseded rows leave the subject's indexes' results; include_superseded takes the exact path.
+    response = await http.post(
+        f"/api/v1/memory/{fresh['id']}/supersede",
+        json={"text": "The user sold the cello bow"},
+        headers=bearer(key),
+    )
+    assert response.status_code == 201, response.text
+    live = await until_indexed(http, key, "cello bow pernambuco")
+    assert fresh["id"] not in {h["memory"]["id"] for h in live["data"]}
+    everything = await recall(
+        http, key, query="cello bow pernambuco", mode="semantic", include_superseded=True
+    )
+    assert everything["meta"]["strategy"] == "exact"
+    assert fresh["id"] in {h["memory"]["id"] for h in everything["data"]}
+
+    # The neighbour (one row) is untouched by the big subject's indexes.
+    other = await recall(http, neighbour, query="what about the violin?", mode="semantic")
+    assert other["meta"]["strategy"] == "exact"
+    assert [h["memory"]["text"] for h in other["data"]] == [
+        "The user keeps a violin tuned to 432 Hz in the attic"
+    ]
