@@ -219,7 +219,8 @@ class FakeChatProvider:
         self.calls = 0
         self.stall_first_seconds = 0.0
         self.first_call = asyncio.Event()
-        self.cross_link = str(uuid.uuid4())
+        self.cross_link = str(uuid.uuid4())  # fabricated: no such article anywhere
+        self.cross_links = [self.cross_link]  # what the model emits for the first fact
 
     async def handle(self, request: web.Request) -> web.Response:
         self.calls += 1
@@ -233,7 +234,7 @@ class FakeChatProvider:
                         "text": "User prefers dark mode in every editor",
                         "confidence": 0.9,
                         "tags": ["preference"],
-                        "cross_links": [self.cross_link],
+                        "cross_links": self.cross_links,
                     },
                     {
                         "text": "The staging database runs on port 6543",
@@ -278,6 +279,12 @@ async def llm_promotion(stack: CairnStack) -> AsyncIterator[FakeChatProvider]:
         await runner.cleanup()
 
 
+async def propose_article(http: httpx.AsyncClient, key: str, title: str, body: str) -> str:
+    response = await http.post("/api/v1/knowledge", json={"title": title, "body": body}, headers=bearer(key))
+    assert response.status_code == 201, response.text
+    return str(response.json()["data"]["article"]["id"])
+
+
 class TestLlmCompiler:
     async def test_over_budget_is_429_before_any_compile(
         self,
@@ -302,9 +309,22 @@ class TestLlmCompiler:
         assert llm_promotion.calls == 1  # the compiler was never called for the refused session
 
     async def test_cross_links_are_stripped_and_the_gate_applies(
-        self, http: httpx.AsyncClient, tenant: TenantHandle, temporal: Client, llm_promotion: FakeChatProvider
+        self,
+        http: httpx.AsyncClient,
+        tenant: TenantHandle,
+        new_tenant: Callable[[], Awaitable[TenantHandle]],
+        temporal: Client,
+        llm_promotion: FakeChatProvider,
     ) -> None:
         key = await tenant.agent()
+        visible = await propose_article(http, key, "Editor themes", "Dark mode is the team's default theme.")
+        foreign = await propose_article(
+            http,
+            await (await new_tenant()).agent(),
+            "Editor themes",
+            "Another tenant's article about themes.",
+        )
+        llm_promotion.cross_links = [foreign, visible, llm_promotion.cross_link]
         await add_turns(http, key, "links", FACT_TURNS)
         accepted = await promote(http, key, "links")
         result = await temporal.get_workflow_handle_for(PromoteSession.run, accepted["workflow_id"]).result()
@@ -315,6 +335,13 @@ class TestLlmCompiler:
             "User prefers dark mode in every editor",
         ]
         assert all(llm_promotion.cross_link not in json.dumps(m) for m in rows)
+        assert all(foreign not in json.dumps(m) for m in rows)
+        # The link the subject can see is kept on the promoted memory.
+        linked = {m["text"]: m["metadata"].get("cross_links") for m in rows}
+        assert linked == {
+            "User prefers dark mode in every editor": [visible],
+            "The staging database runs on port 6543": None,
+        }
 
     async def test_killing_the_worker_mid_workflow_loses_and_duplicates_nothing(
         self,

@@ -7,6 +7,7 @@ moved to 10:00" for slot `standup|is`) supersedes it too, though the two are not
 """
 
 import uuid
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
@@ -14,7 +15,12 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn_contracts.errors import Forbidden, ServiceUnavailable
 from cairn_contracts.memory import Source
-from cairn_contracts.promotion import EVAL_SUBJECT_ID, PersistPromotedRequest, PersistPromotedResult
+from cairn_contracts.promotion import (
+    EVAL_SUBJECT_ID,
+    Candidate,
+    PersistPromotedRequest,
+    PersistPromotedResult,
+)
 from cairn_embeddings import EmbeddingError, content_hash
 from cairn_memory.chunks import embed_with_chunks, replace_chunks
 from cairn_memory.settings import MemorySettings
@@ -79,7 +85,7 @@ class PromotedWriter:
                         source=Source.promoted.value,
                         source_session_id=req.session_id,
                         tags=candidate.tags,
-                        metadata_=_metadata(candidate.slot, near, reason),
+                        metadata_=_metadata(candidate, near, reason),
                         recall_count=0,
                     )
                     .on_conflict_do_nothing()
@@ -154,9 +160,12 @@ class PromotedWriter:
         return found
 
 
-def _metadata(slot: str | None, superseded: Memory | None, reason: str) -> dict[str, str]:
-    """A promoted memory's metadata: its slot (so a later new value can find it) and what it replaced."""
-    metadata = {"slot": slot} if slot is not None else {}
+def _metadata(candidate: Candidate, superseded: Memory | None, reason: str) -> dict[str, Any]:
+    """A promoted memory's metadata: its slot (so a later new value can find it), what it replaced, and
+    the knowledge articles it links (already cut by the workflow to those the subject can see)."""
+    metadata: dict[str, Any] = {"slot": candidate.slot} if candidate.slot is not None else {}
+    if candidate.cross_links:
+        metadata["cross_links"] = list(candidate.cross_links)
     if superseded is not None:
         metadata.update(supersedes=str(superseded.id), supersede_reason=reason)
     return metadata
