@@ -15,6 +15,7 @@ from cairn_recall.ranking import Ranked, fuse, speaker_prior, wanted_speaker
 from cairn_recall.settings import RecallSettings
 from cairn_recall.store import RecallStore
 from cairn_recall.subject_index import SubjectIndexes
+from cairn_recall.term_stats import SubjectTermStats
 from cairn_scope import Scope
 from cairn_storage.convert import memory_out
 from cairn_storage.vector_search import PGVECTOR_EF_SEARCH_MAX, IterativeScan
@@ -41,6 +42,9 @@ class RecallService:
         self._publish_hot = publish_hot
         self._subject_indexes = subject_indexes
         self._cache = QueryEmbeddingCache(settings.query_cache_size, settings.query_cache_ttl_seconds)
+        self._term_stats = SubjectTermStats(
+            settings.subject_term_stats_max_entries, settings.subject_term_stats_ttl_seconds
+        )
 
     async def embed_query(self, tenant_id: str, query: str) -> list[float]:
         """The query's vector from the tenant's embedder; identical text skips the model for a while."""
@@ -90,9 +94,8 @@ class RecallService:
                 pool = max(settings.recall_pool_min, candidates * settings.recall_pool_factor)
                 if indexed:
                     strategy, iterative = "subject_ann", self._iterative
-                    # The graph holds only this subject: a pool-sized ef finds its true neighbours.
                     await store.set_ann_options(
-                        min(PGVECTOR_EF_SEARCH_MAX, pool),
+                        min(PGVECTOR_EF_SEARCH_MAX, max(settings.subject_index_ef_search, pool)),
                         iterative.mode,
                         settings.hnsw_max_scan_tuples,
                         settings.hnsw_scan_mem_multiplier,
@@ -104,14 +107,15 @@ class RecallService:
                     )
             if req.mode != "semantic" and not req.include_superseded:
                 depth = max(req.limit, settings.keyword_depth)
+                lexemes = await store.query_lexemes(req.query)
                 keyword = await store.keyword(
                     scope,
-                    await store.query_lexemes(req.query),
+                    lexemes,
                     depth,
                     req.project_id,
                     k1=settings.bm25_k1,
                     b=settings.bm25_b,
-                    indexed=indexed,
+                    stats=await self._term_stats.for_query(store, scope, lexemes) if indexed else None,
                 )
             fused = fuse(
                 semantic,
