@@ -23,6 +23,7 @@ import hashlib
 import logging
 import time
 
+from cachetools import TTLCache
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -66,9 +67,10 @@ class SubjectIndexes:
         self._engine = engine
         self.min_rows = min_rows
         self._max = max_indexes
-        self._cache_seconds = cache_seconds
         self._work_mem = maintenance_work_mem
-        self._ready: dict[tuple[str, str], tuple[bool, float]] = {}
+        # Subjects with valid indexes (at most max_indexes), and a bounded short-lived memory of the others.
+        self._indexed: set[tuple[str, str]] = set()
+        self._unindexed: TTLCache[tuple[str, str], bool] = TTLCache(100_000, cache_seconds)
         self._building: dict[tuple[str, str], asyncio.Task[None]] = {}
 
     @property
@@ -80,10 +82,9 @@ class SubjectIndexes:
         if not self.enabled:
             return False
         key = (scope.tenant_id, scope.subject_id)
-        cached = self._ready.get(key)
-        if cached is not None and cached[0]:
+        if key in self._indexed:
             return True  # an index, once valid, stays (dropping one is an operator act: restart the service)
-        if cached is not None and time.monotonic() - cached[1] < self._cache_seconds:
+        if key in self._unindexed:
             return False
         names = list(index_names(scope).values())
         async with self._engine.connect() as conn:
@@ -94,9 +95,11 @@ class SubjectIndexes:
                 ),
                 {"names": names},
             )
-        ok = bool(valid == len(names))
-        self._ready[key] = (ok, time.monotonic())
-        return ok
+        if valid == len(names):
+            self._indexed.add(key)
+            return True
+        self._unindexed[key] = True
+        return False
 
     def ensure(self, scope: Scope) -> None:
         """Start building the subject's indexes unless a build is already running in this process."""
@@ -133,7 +136,7 @@ class SubjectIndexes:
                         await self._build_one(conn, scope, kind, name)
                 finally:
                     await conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": lock})
-            self._ready.pop((scope.tenant_id, scope.subject_id), None)
+            self._unindexed.pop((scope.tenant_id, scope.subject_id), None)
             log.info(
                 "built subject indexes for tenant %s subject %s in %.1f s",
                 scope.tenant_id,
