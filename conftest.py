@@ -35,6 +35,10 @@ TEST_SERVICE_ENV = {
     "CAIRN_RECALL_EXACT_MAX_ROWS": "5",
     # Tenants with more than 5 articles take the knowledge service's HNSW path, so tests exercise both.
     "CAIRN_KNOWLEDGE_EXACT_MAX_ROWS": "5",
+    # Usage counters reach tenant_usage within half a second; the live-row snapshot runs every second.
+    "CAIRN_USAGE_FLUSH_INTERVAL_SECONDS": "0.5",
+    "CAIRN_USAGE_SNAPSHOT_INTERVAL_SECONDS": "1",
+    "CAIRN_EMBED_BACKLOG_POLL_SECONDS": "1",
 }
 
 

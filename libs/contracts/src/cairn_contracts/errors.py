@@ -47,6 +47,8 @@ class ErrorCode(StrEnum):
     idempotency_key_in_progress = "idempotency_key_in_progress"
     invalid_idempotency_key = "invalid_idempotency_key"
     payload_too_large = "payload_too_large"
+    invalid_range = "invalid_range"
+    range_too_wide = "range_too_wide"
 
 
 class ErrorBody(BaseModel):

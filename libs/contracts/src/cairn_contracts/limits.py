@@ -21,3 +21,5 @@ ARTICLE_BODY_MAX_BYTES: Final = 64 * 1024
 ARTICLE_TITLE_MAX_CHARS: Final = 200
 ARTICLE_CATEGORY_MAX_CHARS: Final = 64
 REFERENCED_IDS_MAX: Final = 50
+USAGE_RANGE_MAX_DAYS: Final = 366  # one usage request covers at most a year of days, `from` and `to` included
+USAGE_RANGE_DEFAULT_DAYS: Final = 30

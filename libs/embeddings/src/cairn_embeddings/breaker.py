@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Literal
 
+from cairn_embeddings.breaker_metrics import BREAKERS, OPENED
 from cairn_embeddings.errors import EmbedderUnavailable, EmbeddingProviderError
 from cairn_embeddings.protocol import Embedder, SupportsClose
 
@@ -56,6 +57,7 @@ class CircuitBreakerEmbedder:
         self._failures = 0
         self._opened_at: float | None = None
         self._trial_in_flight = False
+        BREAKERS.track(self)
 
     @property
     def name(self) -> str:
@@ -112,6 +114,7 @@ class CircuitBreakerEmbedder:
         if self._opened_at is not None or self._failures >= self._threshold:
             # A failed half-open trial re-opens for a full period, as does reaching the threshold.
             self._opened_at = self._clock()
+            OPENED.inc()
 
     def _retry_after(self) -> float | None:
         if self._opened_at is None:

@@ -11,6 +11,7 @@ from cairn_contracts import subjects
 from cairn_contracts.envelope import Reply
 from cairn_contracts.errors import RemoteError, ServiceUnavailable, UpstreamTimeout
 from cairn_contracts.health import HealthReply
+from cairn_observability.propagation import traced_request
 from cairn_scope import Scope, sign_scope
 
 
@@ -29,7 +30,7 @@ class ServiceClient:
         payload = body.model_dump_json().encode()
         headers = sign_scope(scope, self._secret)
         try:
-            msg = await self._nc.request(subject, payload, timeout=timeout or self._timeout, headers=headers)
+            msg = await traced_request(self._nc, subject, payload, timeout or self._timeout, headers, scope)
         except NoRespondersError:
             raise ServiceUnavailable(f"no service answers {subject}") from None
         except NatsTimeout:

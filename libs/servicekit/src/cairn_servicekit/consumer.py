@@ -7,6 +7,8 @@ from nats.aio.msg import Msg
 from nats.errors import Error as NatsError
 from nats.js.client import JetStreamContext
 
+from cairn_observability.metrics import count_redelivery
+
 log = logging.getLogger(__name__)
 
 RETRY_AFTER_BROKER_ERROR_SECONDS = 1.0
@@ -19,10 +21,13 @@ async def fetch_batch(sub: JetStreamContext.PullSubscription, batch: int, timeou
     `asyncio.TimeoutError`: a worker must ride both out, not die, and redelivery covers what was in flight.
     """
     try:
-        return await sub.fetch(batch, timeout=timeout)
+        msgs = await sub.fetch(batch, timeout=timeout)
     except TimeoutError:  # nats raises both its own TimeoutError and asyncio's
         return []
     except NatsError as exc:
         log.warning("JetStream fetch failed (%s); retrying", type(exc).__name__)
         await asyncio.sleep(RETRY_AFTER_BROKER_ERROR_SECONDS)
         return []
+    for msg in msgs:
+        count_redelivery(msg.metadata.consumer, msg.metadata.num_delivered)
+    return msgs

@@ -60,9 +60,16 @@ async def connect_temporal(address: str, namespace: str, attempts: int = 60) -> 
     from temporalio.client import Client
     from temporalio.contrib.pydantic import pydantic_data_converter
 
+    from cairn_observability.tracing import temporal_interceptors
+
     for attempt in range(attempts):
         try:
-            return await Client.connect(address, namespace=namespace, data_converter=pydantic_data_converter)
+            return await Client.connect(
+                address,
+                namespace=namespace,
+                data_converter=pydantic_data_converter,
+                interceptors=temporal_interceptors(),
+            )
         except Exception:
             if attempt == attempts - 1:
                 raise

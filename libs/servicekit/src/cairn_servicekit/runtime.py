@@ -5,6 +5,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from typing import Any, TypeVar
@@ -13,12 +14,19 @@ import nats
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind
 from pydantic import BaseModel, ValidationError
 
 from cairn_contracts import subjects
 from cairn_contracts.envelope import Reply
 from cairn_contracts.errors import CairnError, InternalError, ValidationFailed, validation_code
 from cairn_contracts.health import HealthReply
+from cairn_observability import TelemetrySettings, setup_telemetry, shutdown_tracing
+from cairn_observability.logs import bind_tenant
+from cairn_observability.metrics import NATS_INFLIGHT, NATS_LATENCY, NATS_REQUESTS
+from cairn_observability.propagation import extract
+from cairn_observability.tracing import set_scope_attributes, tracer
 from cairn_scope import Scope, verify_scope
 from cairn_servicekit.health import HealthCheck, nats_check
 from cairn_servicekit.http_port import HttpPort
@@ -71,22 +79,47 @@ class NatsService:
     async def start(self, nc: NATS) -> None:
         group = subjects.queue_group(self.name)
         for subject, (model, handler) in self._routes.items():
-            self._subs.append(await nc.subscribe(subject, queue=group, cb=self._spawn(model, handler)))
+            self._subs.append(
+                await nc.subscribe(subject, queue=group, cb=self._spawn(subject, model, handler))
+            )
         self._subs.append(await nc.subscribe(subjects.health(self.name), queue=group, cb=self._health))
         log.info("%s serving %d subjects", self.name, len(self._routes))
 
-    def _spawn(self, model: type[BaseModel], handler: Handler) -> Callable[[Msg], Awaitable[None]]:
+    def _spawn(
+        self, subject: str, model: type[BaseModel], handler: Handler
+    ) -> Callable[[Msg], Awaitable[None]]:
         # nats-py runs one callback at a time per subscription: hand each request to its own task.
         async def on_message(msg: Msg) -> None:
-            task = asyncio.create_task(self._dispatch(msg, model, handler))
+            task = asyncio.create_task(self._observed(subject, msg, model, handler))
             self._inflight.add(task)
             task.add_done_callback(self._inflight.discard)
 
         return on_message
 
-    async def _dispatch(self, msg: Msg, model: type[BaseModel], handler: Handler) -> None:
+    async def _observed(self, subject: str, msg: Msg, model: type[BaseModel], handler: Handler) -> None:
+        """One server span (child of the sender's, from the headers) and the request metrics."""
+        start = time.perf_counter()
+        inflight = NATS_INFLIGHT.labels(self.name)
+        inflight.inc()
+        code = "internal_error"
+        try:
+            with tracer().start_as_current_span(
+                f"process {subject}", context=extract(msg.headers), kind=SpanKind.SERVER
+            ) as span:
+                span.set_attribute("messaging.system", "nats")
+                span.set_attribute("messaging.destination.name", subject)
+                reply = await self._dispatch(msg, model, handler)
+                code = reply.error.code if reply.error is not None else "ok"
+                span.set_attribute("cairn.code", code)
+        finally:
+            inflight.dec()
+        NATS_REQUESTS.labels(self.name, subject, code).inc()
+        NATS_LATENCY.labels(self.name, subject).observe(time.perf_counter() - start)
+
+    async def _dispatch(self, msg: Msg, model: type[BaseModel], handler: Handler) -> Reply:
         try:
             scope = verify_scope(msg.headers, self.settings.scope_secret)
+            _observe_scope(scope)
             try:
                 request = model.model_validate_json(msg.data)
             except ValidationError as exc:
@@ -99,6 +132,7 @@ class NatsService:
             reply = Reply(error=InternalError().body())
         with contextlib.suppress(Exception):
             await msg.respond(reply.model_dump_json().encode())
+        return reply
 
     async def _health(self, msg: Msg) -> None:
         components = [await check() for check in self._health_checks]
@@ -115,6 +149,12 @@ class NatsService:
                 await sub.drain()  # type: ignore[no-untyped-call]  # nats-py leaves drain() unannotated
         if self._inflight:
             await asyncio.wait(self._inflight, timeout=grace_seconds)
+
+
+def _observe_scope(scope: Scope) -> None:
+    """The verified scope on the current span and on this request's log records."""
+    set_scope_attributes(trace.get_current_span(), scope.tenant_id, scope.subject_id)
+    bind_tenant(scope.tenant_id)
 
 
 async def connect_nats(url: str, name: str) -> NATS:
@@ -134,9 +174,7 @@ Setup = Callable[[AsyncExitStack, NATS], Awaitable[NatsService]]
 
 async def run_service(name: str, settings: ServiceSettings, setup: Setup) -> None:
     """Run a service until SIGTERM/SIGINT, then drain: stop taking requests, finish in-flight, close."""
-    logging.basicConfig(
-        level=settings.log_level, format=f"%(asctime)s {name} %(levelname)s %(name)s: %(message)s"
-    )
+    setup_telemetry(name, TelemetrySettings(log_level=settings.log_level))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -156,4 +194,5 @@ async def run_service(name: str, settings: ServiceSettings, setup: Setup) -> Non
         log.info("%s stopping", name)
         port.stopping()
         await service.stop(settings.shutdown_grace_seconds)
+    shutdown_tracing()
     log.info("%s stopped", name)

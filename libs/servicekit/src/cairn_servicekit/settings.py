@@ -21,6 +21,8 @@ class ServiceSettings(BaseSettings):
     request_timeout_seconds: float = 10.0
     shutdown_grace_seconds: float = 20.0
     log_level: str = "INFO"
+    # Per-tenant usage counters are added to PostgreSQL this often (a crash loses at most this much).
+    usage_flush_interval_seconds: float = 10.0
     # The process's own HTTP port (/healthz, /readyz, /metrics); 0 or empty picks a free one.
     http_host: str = "127.0.0.1"
     http_port: int = 0

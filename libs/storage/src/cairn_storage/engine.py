@@ -4,6 +4,9 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
+from cairn_observability.metrics import track_engine
+from cairn_observability.tracing import instrument_engine
+
 
 def asyncpg_url(url: str) -> str:
     """Normalise a postgres DSN to the asyncpg driver SQLAlchemy needs."""
@@ -20,7 +23,7 @@ def create_engine(
     connect_args: dict[str, Any] = {
         "server_settings": {"application_name": "cairn", **(server_settings or {})}
     }
-    return create_async_engine(
+    engine = create_async_engine(
         asyncpg_url(url),
         pool_size=pool_size,
         max_overflow=pool_size,
@@ -30,6 +33,9 @@ def create_engine(
         connect_args=connect_args,
         **kwargs,
     )
+    track_engine(engine)  # pool use on /metrics
+    instrument_engine(engine)  # statement spans when tracing is on
+    return engine
 
 
 def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

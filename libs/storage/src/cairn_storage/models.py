@@ -2,7 +2,7 @@
 through `cairn_scope`'s guard."""
 
 import uuid
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from pgvector.sqlalchemy import Vector
@@ -10,6 +10,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     Computed,
+    Date,
     DateTime,
     Float,
     ForeignKey,
@@ -364,3 +365,21 @@ class IdempotencyKey(Base):
     locked_until: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = _created()
+
+
+class TenantUsage(Base):
+    """A tenant's metered use per UTC day: what a platform team bills or caps on. Counters are added to
+    by every replica's periodic flush (`cairn_storage.usage.UsageMeter`); `live_rows` is a snapshot."""
+
+    __tablename__ = "tenant_usage"
+    tenant_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("tenants.id", ondelete="CASCADE"), primary_key=True
+    )
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    writes: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    session_bytes: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    recalls: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    embedded_tokens: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    compile_calls: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    live_rows: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

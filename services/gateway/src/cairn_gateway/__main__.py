@@ -4,17 +4,21 @@ import uvicorn
 
 from cairn_gateway.app import create_app
 from cairn_gateway.settings import GatewaySettings
+from cairn_observability import TelemetrySettings, setup_telemetry, shutdown_tracing
 
 
 def main() -> None:
     settings = GatewaySettings()  # scope_secret comes from the environment
+    setup_telemetry("gateway", TelemetrySettings(log_level=settings.log_level))
     uvicorn.run(
         create_app(settings),
         host=settings.host,
         port=settings.port,
         log_level="warning",
+        log_config=None,  # uvicorn's records go through the JSON (or console) handler setup_telemetry installed
         timeout_graceful_shutdown=int(settings.shutdown_grace_seconds),
     )
+    shutdown_tracing()
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from cairn_gateway import (
     routes_knowledge,
     routes_memory,
     routes_recall_context,
+    routes_usage,
 )
 from cairn_gateway.auth import Authenticator, KeyCache
 from cairn_gateway.body_limit import BodyLimitMiddleware
@@ -26,6 +27,7 @@ from cairn_gateway.ratelimit import RateLimiter
 from cairn_gateway.readiness import TemporalProbe, http_ready, readiness, readiness_checks
 from cairn_gateway.settings import GatewaySettings
 from cairn_gateway.store import IdentityStore
+from cairn_observability.tracing import instrument_fastapi
 from cairn_providers import secret_box
 from cairn_servicekit import ServiceClient
 from cairn_servicekit.runtime import connect_nats
@@ -85,6 +87,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     mcp = mount_mcp(app)
     app.middleware("http")(metrics.middleware)
+    instrument_fastapi(app)  # outermost: its server span covers the other middleware too
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:
@@ -106,4 +109,5 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     app.include_router(routes_graduation.router)
     app.include_router(routes_knowledge.router)
     app.include_router(routes_recall_context.router)
+    app.include_router(routes_usage.router)
     return app

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Header, Request
+from opentelemetry import trace
 
 from cairn_contracts.errors import Forbidden, ImpersonationRequired
 from cairn_contracts.identity import Role
@@ -11,6 +12,8 @@ from cairn_gateway.auth import Authenticator
 from cairn_gateway.ratelimit import RateLimiter
 from cairn_gateway.settings import GatewaySettings
 from cairn_gateway.store import IdentityStore, parse_uuid
+from cairn_observability.logs import bind_tenant
+from cairn_observability.tracing import set_scope_attributes
 from cairn_scope import KeyIdentity, Scope, derive_scope
 from cairn_servicekit import ServiceClient
 from cairn_servicekit.health import HealthCheck
@@ -60,7 +63,10 @@ async def require_scope(
     tenant = impersonated_tenant(key, x_impersonate_tenant)
     if key.role is Role.superadmin and x_impersonate_tenant and tenant is None:
         raise ImpersonationRequired("X-Impersonate-Tenant is not a tenant id")
-    return derive_scope(key, tenant)
+    scope = derive_scope(key, tenant)
+    set_scope_attributes(trace.get_current_span(), scope.tenant_id, scope.subject_id)
+    bind_tenant(scope.tenant_id)
+    return scope
 
 
 ScopeDep = Annotated[Scope, Depends(require_scope)]

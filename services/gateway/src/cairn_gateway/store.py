@@ -1,6 +1,7 @@
 """Identity store: tenants, keys, projects. The gateway owns these tables."""
 
 import uuid
+from datetime import date
 from typing import Any
 
 from sqlalchemy import func, select, update
@@ -10,12 +11,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from cairn_contracts import identity as contract
 from cairn_contracts.errors import AlreadyExists, AmbiguousResolution, NotFound, ServiceUnavailable
 from cairn_contracts.identity import Role
+from cairn_contracts.usage import UsageDay
 from cairn_gateway.keys import display_prefix, key_hash, new_key
 from cairn_gateway.repo_url import repo_key
 from cairn_providers import SecretBox, save_providers
 from cairn_providers.config import describe
 from cairn_scope import KeyIdentity
-from cairn_storage.models import ApiKey, Project, Tenant, TenantProvider
+from cairn_storage.models import ApiKey, Project, Tenant, TenantProvider, TenantUsage
 
 
 def parse_uuid(value: str) -> uuid.UUID | None:
@@ -105,6 +107,31 @@ class IdentityStore:
             return False
         async with self._sm() as session:
             return (await session.get(Tenant, tid)) is not None
+
+    async def usage(self, tenant_id: str, first: date, last: date) -> list[UsageDay]:
+        """The tenant's recorded days in [first, last], oldest first."""
+        async with self._sm() as session:
+            rows = await session.scalars(
+                select(TenantUsage)
+                .where(
+                    TenantUsage.tenant_id == uuid.UUID(tenant_id),
+                    TenantUsage.day >= first,
+                    TenantUsage.day <= last,
+                )
+                .order_by(TenantUsage.day)
+            )
+            return [
+                UsageDay(
+                    day=r.day,
+                    writes=r.writes,
+                    session_bytes=r.session_bytes,
+                    recalls=r.recalls,
+                    embedded_tokens=r.embedded_tokens,
+                    compile_calls=r.compile_calls,
+                    live_rows=r.live_rows,
+                )
+                for r in rows
+            ]
 
     async def create_tenant(self, body: contract.TenantCreate) -> contract.Tenant:
         try:

@@ -26,6 +26,7 @@ from cairn_contracts.knowledge import (
     ProposeResult,
     Visibility,
 )
+from cairn_graduation.metrics import VERDICTS
 from cairn_graduation.store import GraduationStore
 from cairn_scope import Scope
 from cairn_servicekit import ServiceClient
@@ -93,6 +94,7 @@ class GraduationActivities:
             if exc.body().code == ErrorCode.not_found:
                 return None
             raise _activity_error(exc) from exc
+        VERDICTS.labels("already_graduated").inc()
         return summary(Article.model_validate(reply.data))
 
     @activity.defn
@@ -120,6 +122,7 @@ class GraduationActivities:
         except CairnError as exc:
             raise _activity_error(exc) from exc
         result = ProposeResult.model_validate(reply.data)
+        VERDICTS.labels(result.verdict.value).inc()
         return result.model_copy(update={"article": summary(result.article)})
 
     @activity.defn

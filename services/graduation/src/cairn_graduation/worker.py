@@ -20,6 +20,7 @@ from cairn_contracts.graduation import SweepParams
 from cairn_graduation.activities import GraduationActivities
 from cairn_graduation.settings import GraduationSettings
 from cairn_graduation.workflows import GraduateMemory, SweepGraduations
+from cairn_observability.temporal import worker_interceptors
 
 SWEEP_SCHEDULE_ID = "cairn-graduation-sweep"
 
@@ -40,6 +41,7 @@ def build_worker(client: Client, settings: GraduationSettings, activities: Gradu
     return Worker(
         client,
         task_queue=settings.task_queue,
+        interceptors=worker_interceptors(),
         workflows=[GraduateMemory, SweepGraduations],
         activities=[
             activities.load,

@@ -20,6 +20,7 @@ from cairn_providers import TenantEmbedders, secret_box
 from cairn_servicekit import NatsService
 from cairn_servicekit.health import postgres_check
 from cairn_storage import create_engine, make_sessionmaker
+from cairn_storage.usage import TOP_TENANTS, UsageMeter, snapshot_live_rows
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,17 @@ async def prune_loop(sessionmaker: async_sessionmaker[AsyncSession], interval: f
         await asyncio.sleep(interval)
 
 
+async def usage_loop(sessionmaker: async_sessionmaker[AsyncSession], settings: MemorySettings) -> None:
+    """Today's live-row count of every tenant into `tenant_usage`, and the top-N gauge from it."""
+    while True:
+        try:
+            await snapshot_live_rows(sessionmaker)
+            await TOP_TENANTS.refresh(sessionmaker, settings.usage_top_tenants)
+        except Exception:
+            log.warning("usage snapshot failed; retrying next interval", exc_info=True)
+        await asyncio.sleep(settings.usage_snapshot_interval_seconds)
+
+
 async def setup(settings: MemorySettings, stack: AsyncExitStack, nc: NATS) -> NatsService:
     engine = create_engine(settings.database_url)
     stack.push_async_callback(engine.dispose)
@@ -50,15 +62,18 @@ async def setup(settings: MemorySettings, stack: AsyncExitStack, nc: NATS) -> Na
     box = secret_box(settings.provider_secrets_key)
     embedders = TenantEmbedders(embedder, sessionmaker, box, ttl_seconds=settings.provider_cache_ttl_seconds)
     stack.push_async_callback(embedders.close)
+    meter = UsageMeter(sessionmaker, settings.usage_flush_interval_seconds)
     register(
         service,
-        MemoryService(sessionmaker, settings, CreatedPublisher(js)),
-        PromotedWriter(sessionmaker, embedders, settings),
+        MemoryService(sessionmaker, settings, CreatedPublisher(js), meter),
+        PromotedWriter(sessionmaker, embedders, settings, meter),
     )
     service.health_check(postgres_check(sessionmaker))
     background = [
         asyncio.create_task(prune_loop(sessionmaker, settings.session_prune_interval_seconds)),
         asyncio.create_task(consume_recalled(nc, sessionmaker, settings.hot_cooldown_seconds)),
+        asyncio.create_task(meter.run()),
+        asyncio.create_task(usage_loop(sessionmaker, settings)),
     ]
 
     async def stop_background() -> None:

@@ -9,12 +9,14 @@ import asyncio
 import contextlib
 import logging
 import signal
+import time
 import uuid
 from collections import defaultdict
 
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig
+from opentelemetry.trace import SpanKind
 from pydantic import ValidationError
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -24,7 +26,11 @@ from cairn_contracts.memory import MemoryCreated
 from cairn_embeddings import EmbeddingError, EmbeddingSettings, build_embedder, content_hash
 from cairn_memory.chunks import embed_with_chunks, replace_chunks
 from cairn_memory.events import ensure_stream
+from cairn_memory.metrics import EMBED_BACKLOG, EMBED_BATCH, EMBED_DEFERRED, EMBED_LAG, EMBEDDED_ROWS
 from cairn_memory.settings import MemorySettings
+from cairn_observability import TelemetrySettings, setup_telemetry, shutdown_tracing
+from cairn_observability.propagation import link_from
+from cairn_observability.tracing import set_scope_attributes, tracer
 from cairn_providers import TenantEmbedders, secret_box
 from cairn_servicekit.consumer import fetch_batch
 from cairn_servicekit.health import nats_check, postgres_check, probe
@@ -32,6 +38,7 @@ from cairn_servicekit.http_port import HttpPort
 from cairn_servicekit.runtime import connect_nats
 from cairn_storage import create_engine, make_sessionmaker
 from cairn_storage.models import Memory
+from cairn_storage.usage import UsageMeter, estimate_tokens
 
 log = logging.getLogger(__name__)
 
@@ -52,13 +59,23 @@ class EmbeddingWorker:
         sessionmaker: async_sessionmaker[AsyncSession],
         embedders: TenantEmbedders,
         settings: MemorySettings,
+        meter: UsageMeter,
     ) -> None:
         self._sm = sessionmaker
         self._embedders = embedders
         self._settings = settings
+        self._meter = meter
 
     async def embed_ids(self, tenant_id: str, ids: list[uuid.UUID]) -> int:
         """Embed the tenant's rows among `ids` that still need it, with the tenant's embedder."""
+        start = time.perf_counter()
+        written = await self._embed_ids(tenant_id, ids)
+        if written:
+            EMBED_BATCH.observe(time.perf_counter() - start)
+            EMBEDDED_ROWS.inc(written)
+        return written
+
+    async def _embed_ids(self, tenant_id: str, ids: list[uuid.UUID]) -> int:
         embedder = await self._embedders.for_tenant(tenant_id)
         async with self._sm.begin() as session:
             # Maintenance by primary key across subjects: the worker acts for no caller.
@@ -84,6 +101,7 @@ class EmbeddingWorker:
             for (r, _), vecs in zip(todo, vectors, strict=True):
                 if len(vecs) > 1:
                     await replace_chunks(session, uuid.UUID(tenant_id), r.subject_id, r.id, vecs[1:])
+        self._meter.add(tenant_id, "embedded_tokens", estimate_tokens(r.text for r, _ in todo))
         return len(todo)
 
     async def handle_batch(self, msgs: list[Msg]) -> None:
@@ -98,8 +116,9 @@ class EmbeddingWorker:
                 await msg.term()
         for tenant_id, items in by_tenant.items():
             try:
-                await self.embed_ids(tenant_id, [memory_id for memory_id, _ in items])
+                await self._traced_embed(tenant_id, items)
             except EmbeddingError as exc:
+                EMBED_DEFERRED.inc(len(items))
                 log.warning(
                     "tenant %s: embedder unavailable (%s); redelivering %d in %ss",
                     tenant_id,
@@ -112,6 +131,39 @@ class EmbeddingWorker:
                 continue
             for _, msg in items:
                 await msg.ack()
+
+    async def _traced_embed(self, tenant_id: str, items: list[tuple[uuid.UUID, Msg]]) -> None:
+        """One consumer span per tenant batch, linked to each writer's trace (a batch has many parents)."""
+        links = [link for _, msg in items if (link := link_from(msg.headers)) is not None]
+        with tracer().start_as_current_span(
+            f"process {subjects.MEMORY_CREATED}", kind=SpanKind.CONSUMER, links=links
+        ) as span:
+            span.set_attribute("messaging.system", "nats")
+            span.set_attribute("messaging.batch.message_count", len(items))
+            set_scope_attributes(span, tenant_id, None)
+            await self.embed_ids(tenant_id, [memory_id for memory_id, _ in items])
+
+    async def backlog_once(self) -> None:
+        """Pending rows and the oldest one's age (the partial index on rows without a vector)."""
+        async with self._sm() as session:
+            row = (
+                await session.execute(
+                    text(
+                        "SELECT count(*) AS n, coalesce(extract(epoch FROM now() - min(created_at)), 0) AS age "
+                        "FROM memories WHERE embedding IS NULL"
+                    )
+                )
+            ).one()
+        EMBED_BACKLOG.set(row.n)
+        EMBED_LAG.set(float(row.age))
+
+    async def _backlog_loop(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                await self.backlog_once()
+            except Exception:
+                log.warning("embedding backlog query failed", exc_info=True)
+            await asyncio.sleep(self._settings.embed_backlog_poll_seconds)
 
     async def sweep_once(self) -> int:
         async with self._sm() as session:
@@ -145,6 +197,8 @@ class EmbeddingWorker:
             config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=60, max_ack_pending=5000),
         )
         sweeper = asyncio.create_task(self._sweep_loop(stop))
+        backlog = asyncio.create_task(self._backlog_loop(stop))
+        meter = asyncio.create_task(self._meter.run())
         try:
             while not stop.is_set():
                 msgs = await fetch_batch(
@@ -153,9 +207,10 @@ class EmbeddingWorker:
                 if msgs:
                     await self.handle_batch(msgs)
         finally:
-            sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await sweeper
+            for task in (sweeper, backlog, meter):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
             # An open pull subscription would hold nc.drain() for its whole drain timeout.
             with contextlib.suppress(Exception):
                 await sub.unsubscribe()
@@ -172,9 +227,7 @@ class EmbeddingWorker:
 
 
 async def serve(settings: MemorySettings, embedding: EmbeddingSettings) -> None:
-    logging.basicConfig(
-        level=settings.log_level, format="%(asctime)s embedder %(levelname)s %(name)s: %(message)s"
-    )
+    setup_telemetry("memory-embedder", TelemetrySettings(log_level=settings.log_level))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -194,9 +247,9 @@ async def serve(settings: MemorySettings, embedding: EmbeddingSettings) -> None:
             ttl_seconds=settings.provider_cache_ttl_seconds,
         )
         nc = await connect_nats(settings.nats_url, f"cairn-{SERVICE}")
-        worker = asyncio.create_task(
-            EmbeddingWorker(make_sessionmaker(engine), embedders, settings).run(nc, stop)
-        )
+        sessionmaker = make_sessionmaker(engine)
+        meter = UsageMeter(sessionmaker, settings.usage_flush_interval_seconds)
+        worker = asyncio.create_task(EmbeddingWorker(sessionmaker, embedders, settings, meter).run(nc, stop))
 
         async def consuming() -> None:
             if worker.done():
@@ -209,6 +262,7 @@ async def serve(settings: MemorySettings, embedding: EmbeddingSettings) -> None:
             await worker
         finally:
             port.stopping()
+            shutdown_tracing()
             await nc.drain()
             await embedders.close()
             await embedder.close()

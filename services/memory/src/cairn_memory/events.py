@@ -9,6 +9,7 @@ from nats.js.errors import BadRequestError
 
 from cairn_contracts import subjects
 from cairn_contracts.memory import Memory, MemoryCreated
+from cairn_observability.propagation import inject
 from cairn_scope import Scope
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ class CreatedPublisher:
             await self._js.publish(
                 subjects.MEMORY_CREATED,
                 event.model_dump_json().encode(),
-                headers={"Nats-Msg-Id": f"created-{memory.id}"},
+                headers=inject({"Nats-Msg-Id": f"created-{memory.id}"}),  # + the writer's trace context
             )
         except Exception:
             log.warning(

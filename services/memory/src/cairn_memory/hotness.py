@@ -7,6 +7,7 @@ import uuid
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig
+from opentelemetry.trace import SpanKind
 from pydantic import ValidationError
 from sqlalchemy import func, or_
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -14,6 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from cairn_contracts import subjects
 from cairn_contracts.identity import Role
 from cairn_contracts.recall import MemoryRecalled
+from cairn_observability.propagation import extract
+from cairn_observability.tracing import set_scope_attributes, tracer
 from cairn_scope import Scope, scoped_update
 from cairn_servicekit.consumer import fetch_batch
 from cairn_storage.models import Memory
@@ -69,7 +72,11 @@ async def _handle(
             await msg.term()
             continue
         try:
-            await bump(sessionmaker, event, cooldown_seconds)
+            with tracer().start_as_current_span(
+                f"process {subjects.MEMORY_RECALLED}", context=extract(msg.headers), kind=SpanKind.CONSUMER
+            ) as span:
+                set_scope_attributes(span, event.tenant_id, event.subject_id)
+                await bump(sessionmaker, event, cooldown_seconds)
         except Exception:
             log.warning("recall bump failed; will be redelivered", exc_info=True)
             await msg.nak(delay=5)

@@ -28,6 +28,7 @@ from cairn_memory.store import MemoryStore
 from cairn_providers import TenantEmbedders
 from cairn_scope import Scope, check_scoped
 from cairn_storage.models import Memory
+from cairn_storage.usage import UsageMeter, estimate_tokens
 
 
 class PromotedWriter:
@@ -36,10 +37,12 @@ class PromotedWriter:
         sessionmaker: async_sessionmaker[AsyncSession],
         embedders: TenantEmbedders,
         settings: MemorySettings,
+        meter: UsageMeter,
     ) -> None:
         self._sm = sessionmaker
         self._embedders = embedders
         self._settings = settings
+        self._meter = meter
 
     async def persist(self, scope: Scope, req: PersistPromotedRequest) -> PersistPromotedResult:
         if scope.subject_id == EVAL_SUBJECT_ID:
@@ -52,6 +55,7 @@ class PromotedWriter:
             vectors = await embed_with_chunks(embedder, [c.text for c in req.candidates])
         except EmbeddingError as exc:
             raise ServiceUnavailable(f"embedding unavailable: {exc}") from None  # the activity retries
+        self._meter.add(scope.tenant_id, "embedded_tokens", estimate_tokens(c.text for c in req.candidates))
         async with self._sm.begin() as session:
             store = MemoryStore(session)
             await store.lock_scope(scope)
@@ -102,6 +106,7 @@ class PromotedWriter:
                 else:
                     live += 1
                     result.promoted += 1
+        self._meter.add(scope.tenant_id, "writes", len(result.memory_ids))  # inserted rows
         return result
 
     async def _live_promoted_in_slot(self, session: AsyncSession, scope: Scope, slot: str) -> Memory | None:

@@ -22,6 +22,7 @@ from cairn_scope import Scope
 from cairn_storage.convert import memory_out, turn_out
 from cairn_storage.models import Memory as MemoryRow
 from cairn_storage.models import SessionMemory
+from cairn_storage.usage import UsageMeter
 
 OnCreated = Callable[[Memory, Scope], Awaitable[None]]
 
@@ -32,11 +33,16 @@ class MemoryNotFound(NotFound):
 
 class MemoryService:
     def __init__(
-        self, sessionmaker: async_sessionmaker[AsyncSession], settings: MemorySettings, on_created: OnCreated
+        self,
+        sessionmaker: async_sessionmaker[AsyncSession],
+        settings: MemorySettings,
+        on_created: OnCreated,
+        meter: UsageMeter,
     ) -> None:
         self._sm = sessionmaker
         self._settings = settings
         self._on_created = on_created
+        self._meter = meter
 
     async def _check_project(self, store: MemoryStore, scope: Scope, project_id: str | None) -> None:
         if project_id and not await store.project_in_tenant(project_id, scope.tenant_id):
@@ -76,6 +82,7 @@ class MemoryService:
             if await store.live_count(scope) >= quota:
                 raise QuotaExceeded(f"this subject already holds its quota of {quota} live memories")
             memory = memory_out(await store.add(self._row(scope, body, source, source_session_id)))
+        self._meter.add(scope.tenant_id, "writes")
         await self._on_created(memory, scope)
         return memory
 
@@ -94,6 +101,7 @@ class MemoryService:
             new = await store.add(self._row(scope, body, Source.explicit, None))
             old.superseded_by = new.id
             memory = memory_out(new)
+        self._meter.add(scope.tenant_id, "writes")
         await self._on_created(memory, scope)
         return memory
 
@@ -148,7 +156,9 @@ class MemoryService:
                     expires_at=expires,
                 )
             )
-            return turn_out(row)
+            turn = turn_out(row)
+        self._meter.add(scope.tenant_id, "session_bytes", len(body.content.encode()))
+        return turn
 
     async def history(
         self, scope: Scope, session_id: str, limit: int, offset: int

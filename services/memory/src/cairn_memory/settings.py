@@ -23,3 +23,8 @@ class MemorySettings(ServiceSettings):
     # Rows still pending after this long are embedded by the worker's sweep (covers a lost publish).
     embed_sweep_interval_seconds: float = 30.0
     embed_sweep_min_age_seconds: float = 15.0
+    # Embedding backlog / lag gauges are re-read this often (one indexed query on pending rows).
+    embed_backlog_poll_seconds: float = 15.0
+    # Live-row snapshot into tenant_usage and the top-N tenants gauge (a count over all live rows).
+    usage_snapshot_interval_seconds: float = 300.0
+    usage_top_tenants: int = 10

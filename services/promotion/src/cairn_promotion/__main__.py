@@ -16,6 +16,7 @@ from cairn_providers import secret_box
 from cairn_servicekit import NatsService, ServiceClient, run_service
 from cairn_servicekit.health import connect_temporal, postgres_check, temporal_check
 from cairn_storage import create_engine, make_sessionmaker
+from cairn_storage.usage import UsageMeter
 
 
 def main() -> None:
@@ -35,7 +36,16 @@ def main() -> None:
             ttl_seconds=settings.provider_cache_ttl_seconds,
         )
         services = ServiceClient(nc, settings.scope_secret, settings.request_timeout_seconds)
-        activities = PromotionActivities(sessionmaker, compilers, services, settings)
+        meter = UsageMeter(sessionmaker, settings.usage_flush_interval_seconds)
+        metering = asyncio.create_task(meter.run())
+
+        async def stop_metering() -> None:
+            metering.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await metering
+
+        stack.push_async_callback(stop_metering)
+        activities = PromotionActivities(sessionmaker, compilers, services, settings, meter)
         worker = build_worker(temporal, settings, activities)
         running = asyncio.create_task(worker.run())
 

@@ -1,11 +1,13 @@
 """Promotion activities: every piece of I/O the workflows do."""
 
+import time
+
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from cairn_contracts import subjects
-from cairn_contracts.errors import CairnError
+from cairn_contracts.errors import BudgetExceeded, CairnError
 from cairn_contracts.identity import Role
 from cairn_contracts.knowledge import VisibleIdsRequest, VisibleIdsResult
 from cairn_contracts.promotion import (
@@ -21,10 +23,12 @@ from cairn_contracts.promotion import (
 )
 from cairn_promotion.compiler import session_fingerprint
 from cairn_promotion.compilers import TenantCompilers
+from cairn_promotion.metrics import BUDGET_REJECTIONS, COMPILE_SECONDS, RUNS
 from cairn_promotion.settings import PromotionSettings
 from cairn_promotion.store import PromotionStore
 from cairn_scope import Scope
 from cairn_servicekit import ServiceClient
+from cairn_storage.usage import UsageMeter
 
 SYSTEM_KEY = "system:promotion"  # promotion acts for the session's own subject, never another
 
@@ -49,11 +53,13 @@ class PromotionActivities:
         compilers: TenantCompilers,
         services: ServiceClient,
         settings: PromotionSettings,
+        meter: UsageMeter,
     ) -> None:
         self._sm = sessionmaker
         self._compilers = compilers
         self._services = services
         self._settings = settings
+        self._meter = meter
 
     @activity.defn
     async def snapshot(self, inp: PromoteInput) -> SessionSnapshot:
@@ -84,7 +90,13 @@ class PromotionActivities:
                 subject_scope(inp.tenant_id, inp.subject_id), inp.session_id
             )
         compiler = await self._compilers.for_tenant(inp.tenant_id)
-        candidates = await compiler.compile(turns)
+        self._meter.add(inp.tenant_id, "compile_calls")
+        start, outcome = time.perf_counter(), "error"
+        try:
+            candidates = await compiler.compile(turns)
+            outcome = "ok"
+        finally:
+            COMPILE_SECONDS.labels(outcome).observe(time.perf_counter() - start)
         return CompiledSession(candidates=candidates, fingerprint=session_fingerprint(turns))
 
     @activity.defn
@@ -139,6 +151,7 @@ class PromotionActivities:
     async def finish_run(self, reservation_id: str, status: str) -> None:
         async with self._sm.begin() as session:
             await PromotionStore(session).finish(reservation_id, status)
+        RUNS.labels(status).inc()
 
     @activity.defn
     async def release_run(self, reservation_id: str) -> None:
@@ -168,5 +181,8 @@ class PromotionActivities:
                     candidate.session_id,
                     self._settings.default_budget_per_hour,
                 )
+        except BudgetExceeded:
+            BUDGET_REJECTIONS.labels("sweep").inc()
+            return None
         except CairnError:
             return None

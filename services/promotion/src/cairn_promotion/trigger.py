@@ -4,8 +4,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from temporalio.client import Client
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
+from cairn_contracts.errors import BudgetExceeded
 from cairn_contracts.promotion import EVAL_SUBJECT_ID, PromoteAccepted, PromoteInput, PromoteRequest
 from cairn_promotion.compiler import session_fingerprint
+from cairn_promotion.metrics import BUDGET_REJECTIONS
 from cairn_promotion.settings import PromotionSettings
 from cairn_promotion.store import PromotionStore
 from cairn_promotion.workflows import PromoteSession, promotion_workflow_id, search_attributes
@@ -34,10 +36,14 @@ class PromotionTrigger:
             return PromoteAccepted(workflow_id=workflow_id, status="noop")
         if session_fingerprint(turns) == watermark:
             return PromoteAccepted(workflow_id=workflow_id, status="unchanged")
-        async with self._sm.begin() as session:
-            reservation = await PromotionStore(session).reserve(
-                scope, req.session_id, self._settings.default_budget_per_hour
-            )
+        try:
+            async with self._sm.begin() as session:
+                reservation = await PromotionStore(session).reserve(
+                    scope, req.session_id, self._settings.default_budget_per_hour
+                )
+        except BudgetExceeded:
+            BUDGET_REJECTIONS.labels("trigger").inc()
+            raise
         inp = PromoteInput(
             tenant_id=scope.tenant_id,
             subject_id=scope.subject_id,

@@ -17,6 +17,7 @@ from temporalio.client import (
 from temporalio.worker import Worker
 
 from cairn_contracts.promotion import SweepParams
+from cairn_observability.temporal import worker_interceptors
 from cairn_promotion.activities import PromotionActivities
 from cairn_promotion.compiler import Compiler
 from cairn_promotion.llm_compiler import OpenAICompatibleCompiler
@@ -57,6 +58,7 @@ def build_worker(client: Client, settings: PromotionSettings, activities: Promot
     return Worker(
         client,
         task_queue=settings.task_queue,
+        interceptors=worker_interceptors(),
         workflows=[PromoteSession, SweepSessions],
         activities=[
             activities.snapshot,

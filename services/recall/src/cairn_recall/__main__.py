@@ -1,6 +1,7 @@
 """`python -m cairn_recall`: serve recall over NATS."""
 
 import asyncio
+import contextlib
 from contextlib import AsyncExitStack
 
 from nats.aio.client import Client as NATS
@@ -16,7 +17,14 @@ from cairn_recall.subject_index import SubjectIndexes
 from cairn_servicekit import NatsService, ServiceClient, run_service
 from cairn_servicekit.health import postgres_check
 from cairn_storage import create_engine, make_sessionmaker
+from cairn_storage.usage import UsageMeter
 from cairn_storage.vector_search import probe_iterative_scan
+
+
+async def _cancel(task: "asyncio.Task[None]") -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 def main() -> None:
@@ -45,7 +53,12 @@ def main() -> None:
             max_indexes=settings.subject_index_max,
             maintenance_work_mem=settings.subject_index_maintenance_work_mem,
         )
-        recall = RecallService(sessionmaker, embedders, settings, iterative, publisher, subject_indexes)
+        meter = UsageMeter(sessionmaker, settings.usage_flush_interval_seconds)
+        metering = asyncio.create_task(meter.run())
+        stack.push_async_callback(_cancel, metering)
+        recall = RecallService(
+            sessionmaker, embedders, settings, iterative, publisher, subject_indexes, meter
+        )
         register(service, recall)
         # Merged recall: memory in-process, knowledge over NATS; the shown-set lives in PostgreSQL.
         merged_settings = MergedRecallSettings()

@@ -7,6 +7,8 @@ from nats.js import JetStreamContext
 
 from cairn_contracts import subjects
 from cairn_contracts.recall import MemoryRecalled
+from cairn_observability.propagation import inject
+from cairn_recall.metrics import HOTNESS_DROPPED
 from cairn_scope import Scope
 
 log = logging.getLogger(__name__)
@@ -22,15 +24,18 @@ class HotnessPublisher:
     async def __call__(self, scope: Scope, memory_ids: list[str]) -> None:
         if len(self._pending) >= self._max_pending:
             self.dropped += 1  # the signal is a heuristic; shedding it beats slowing recall
+            HOTNESS_DROPPED.inc()
             return
         event = MemoryRecalled(tenant_id=scope.tenant_id, subject_id=scope.subject_id, memory_ids=memory_ids)
-        task = asyncio.create_task(self._publish(event))
+        task = asyncio.create_task(self._publish(event, inject({})))
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 
-    async def _publish(self, event: MemoryRecalled) -> None:
+    async def _publish(self, event: MemoryRecalled, headers: dict[str, str]) -> None:
         try:
-            await self._js.publish(subjects.MEMORY_RECALLED, event.model_dump_json().encode())
+            await self._js.publish(
+                subjects.MEMORY_RECALLED, event.model_dump_json().encode(), headers=headers or None
+            )
         except Exception:
             log.warning("memory.recalled publish failed", exc_info=True)
 

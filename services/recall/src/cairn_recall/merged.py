@@ -33,6 +33,7 @@ from cairn_contracts.recall_context import (
 )
 from cairn_embeddings import EmbeddingError
 from cairn_providers import TenantEmbedders
+from cairn_recall.metrics import DEGRADED
 from cairn_recall.service import RecallService
 from cairn_recall.shown_set import ShownSetStore, prune_expired
 from cairn_scope import Scope
@@ -202,6 +203,8 @@ class MergedRecall:
             if knowledge_meta.fallback:
                 reasons.append(f"knowledge_fallback:{knowledge_meta.reason}")
 
+        for part in {r.split(":")[0].split("_")[0] for r in reasons}:
+            DEGRADED.labels(part).inc()  # "memory" or "knowledge"
         data, tokens_candidates = merge(memory_hits, knowledge_hits, req.limit)
         surfaced = [i.id for i in data if i.source == "knowledge"]
         if surfaced:

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from cairn_contracts.recall import RecallHit, RecallMeta, RecallRequest
 from cairn_embeddings import EmbedderUnavailable, EmbeddingError
 from cairn_providers import TenantEmbedders
+from cairn_recall.metrics import FALLBACKS, RECALLS
 from cairn_recall.query_cache import QueryEmbeddingCache
 from cairn_recall.ranking import Ranked, fuse, speaker_prior, wanted_speaker
 from cairn_recall.settings import RecallSettings
@@ -18,6 +19,7 @@ from cairn_recall.subject_index import SubjectIndexes
 from cairn_recall.term_stats import SubjectTermStats
 from cairn_scope import Scope
 from cairn_storage.convert import memory_out
+from cairn_storage.usage import UsageMeter, estimate_tokens
 from cairn_storage.vector_search import PGVECTOR_EF_SEARCH_MAX, IterativeScan
 
 log = logging.getLogger(__name__)
@@ -34,7 +36,9 @@ class RecallService:
         iterative_scan: IterativeScan,
         publish_hot: HotPublisher,
         subject_indexes: SubjectIndexes,
+        meter: UsageMeter,
     ) -> None:
+        self._meter = meter
         self._sm = sessionmaker
         self._embedders = embedders
         self._settings = settings
@@ -54,10 +58,18 @@ class RecallService:
         if cached is not None:
             return cached
         vector = (await embedder.embed([query]))[0]
+        self._meter.add(tenant_id, "embedded_tokens", estimate_tokens([query]))
         self._cache.put(key, vector)
         return vector
 
     async def recall(self, scope: Scope, req: RecallRequest) -> tuple[list[RecallHit], RecallMeta]:
+        """One metered recall (merged recall calls this once too)."""
+        self._meter.add(scope.tenant_id, "recalls")
+        hits, meta = await self._recall(scope, req)
+        RECALLS.labels(meta.strategy).inc()
+        return hits, meta
+
+    async def _recall(self, scope: Scope, req: RecallRequest) -> tuple[list[RecallHit], RecallMeta]:
         vector: list[float] | None = None
         if req.mode != "keyword":
             try:
@@ -178,6 +190,7 @@ class RecallService:
         self, scope: Scope, req: RecallRequest, reason: str
     ) -> tuple[list[RecallHit], RecallMeta]:
         log.warning("recall degraded to ILIKE fallback: %s", reason)
+        FALLBACKS.labels(reason).inc()
         async with self._sm() as session:
             rows = await RecallStore(session).ilike_fallback(scope, req.query, req.limit, req.project_id)
         hits = [RecallHit(memory=memory_out(r), score=None, selection_reason="ilike_fallback") for r in rows]

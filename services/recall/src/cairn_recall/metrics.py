@@ -1,0 +1,22 @@
+"""Metrics of the recall service. `reason` is one of the embedder's failure reasons (a closed set:
+circuit_open, provider_error, no_api_key, ...), never free text."""
+
+from prometheus_client import Counter
+
+RECALLS = Counter(
+    "cairn_recalls_total",
+    "Recalls answered, by strategy (exact, ann, subject_ann, keyword, ilike)",
+    ["strategy"],
+)
+FALLBACKS = Counter(
+    "cairn_recall_fallbacks_total", "Recalls that degraded to the keyword fallback, by reason", ["reason"]
+)
+DEGRADED = Counter(
+    "cairn_recall_context_degraded_total",
+    "Merged recalls returned degraded, by the half that failed or fell back (memory, knowledge)",
+    ["part"],
+)
+HOTNESS_DROPPED = Counter(
+    "cairn_hotness_events_dropped_total",
+    "memory.recalled events shed because the publish queue was full (hotness is best-effort)",
+)
