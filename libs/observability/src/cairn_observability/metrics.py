@@ -106,6 +106,11 @@ def track_engine(engine: "AsyncEngine") -> None:
     POOLS.track(engine)
 
 
+def declare_consumer(consumer: str) -> None:
+    """Export the consumer's redelivery series at 0 from the start (rate() and alerts see no gap)."""
+    JETSTREAM_REDELIVERIES.labels(consumer)
+
+
 def count_redelivery(consumer: str, num_delivered: int) -> None:
     if num_delivered > 1:
         JETSTREAM_REDELIVERIES.labels(consumer).inc()

@@ -29,6 +29,7 @@ from cairn_memory.events import ensure_stream
 from cairn_memory.metrics import EMBED_BACKLOG, EMBED_BATCH, EMBED_DEFERRED, EMBED_LAG, EMBEDDED_ROWS
 from cairn_memory.settings import MemorySettings
 from cairn_observability import TelemetrySettings, setup_telemetry, shutdown_tracing
+from cairn_observability.metrics import declare_consumer
 from cairn_observability.propagation import link_from
 from cairn_observability.tracing import set_scope_attributes, tracer
 from cairn_providers import TenantEmbedders, secret_box
@@ -196,6 +197,7 @@ class EmbeddingWorker:
             stream=subjects.EVENTS_STREAM,
             config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=60, max_ack_pending=5000),
         )
+        declare_consumer(DURABLE)
         sweeper = asyncio.create_task(self._sweep_loop(stop))
         backlog = asyncio.create_task(self._backlog_loop(stop))
         meter = asyncio.create_task(self._meter.run())

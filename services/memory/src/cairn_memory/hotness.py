@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from cairn_contracts import subjects
 from cairn_contracts.identity import Role
 from cairn_contracts.recall import MemoryRecalled
+from cairn_observability.metrics import declare_consumer
 from cairn_observability.propagation import extract
 from cairn_observability.tracing import set_scope_attributes, tracer
 from cairn_scope import Scope, scoped_update
@@ -46,6 +47,7 @@ async def bump(
 
 async def consume(nc: NATS, sessionmaker: async_sessionmaker[AsyncSession], cooldown_seconds: int) -> None:
     js = nc.jetstream()
+    declare_consumer(DURABLE)
     sub = await js.pull_subscribe(
         subjects.MEMORY_RECALLED,
         durable=DURABLE,

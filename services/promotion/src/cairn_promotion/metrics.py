@@ -15,3 +15,11 @@ COMPILE_SECONDS = Histogram(
     ["outcome"],
     buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120),
 )
+
+# Every series of a closed label set exists from the start, so rate() and alerts see zeros, not gaps.
+for _status in ("promoted", "unchanged", "noop", "failed"):
+    RUNS.labels(_status)
+for _path in ("trigger", "sweep"):
+    BUDGET_REJECTIONS.labels(_path)
+for _outcome in ("ok", "error"):
+    COMPILE_SECONDS.labels(_outcome)

@@ -20,3 +20,11 @@ HOTNESS_DROPPED = Counter(
     "cairn_hotness_events_dropped_total",
     "memory.recalled events shed because the publish queue was full (hotness is best-effort)",
 )
+
+# Every series of a closed label set exists from the start, so rate() and alerts see zeros, not gaps.
+for _strategy in ("exact", "ann", "keyword", "ilike"):
+    RECALLS.labels(_strategy)
+for _reason in ("circuit_open", "provider_error", "no_api_key"):
+    FALLBACKS.labels(_reason)
+for _part in ("memory", "knowledge"):
+    DEGRADED.labels(_part)
