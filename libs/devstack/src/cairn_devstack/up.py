@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import IO
+from typing import IO, Literal
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -35,6 +35,8 @@ class UpSettings(BaseSettings):
     temporal_port: int = 57233
     temporal_ui_port: int = 58233
     gateway_port: int = 58080
+    # Dev mode logs read as lines; CAIRN_LOG_FORMAT=json gives the production JSON lines.
+    log_format: Literal["console", "json"] = "console"
     # Set all three to use external services instead of starting local ones.
     database_url: str | None = None
     nats_url: str | None = None
@@ -120,6 +122,7 @@ def _config(settings: UpSettings, home: Path) -> CairnConfig:
         ports=ports,
         gateway_port=settings.gateway_port,
         external=external,
+        service_env={"CAIRN_LOG_FORMAT": settings.log_format},
     )
 
 

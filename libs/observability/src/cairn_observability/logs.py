@@ -4,7 +4,7 @@ service, the current trace/span ids and, where a request set it, the tenant id."
 import contextvars
 import logging
 import sys
-from typing import Any
+from typing import IO, Any
 
 from opentelemetry import trace
 from pythonjsonlogger.json import JsonFormatter
@@ -41,9 +41,11 @@ class _Json(JsonFormatter):
         return {k: v for k, v in log_data.items() if v is not None}
 
 
-def configure_logging(service: str, fmt: str = "json", level: str = "INFO") -> None:
-    """Replace the root handlers with one stderr handler in the chosen format."""
-    handler = logging.StreamHandler(sys.stderr)
+def configure_logging(
+    service: str, fmt: str = "json", level: str = "INFO", stream: IO[str] | None = None
+) -> None:
+    """Replace the root handlers with one stderr (or `stream`) handler in the chosen format."""
+    handler = logging.StreamHandler(stream or sys.stderr)
     handler.addFilter(ContextFilter(service))
     if fmt == "console":
         handler.setFormatter(
