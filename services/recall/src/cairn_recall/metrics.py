@@ -22,7 +22,7 @@ HOTNESS_DROPPED = Counter(
 )
 
 # Every series of a closed label set exists from the start, so rate() and alerts see zeros, not gaps.
-for _strategy in ("exact", "ann", "keyword", "ilike"):
+for _strategy in ("exact", "ann", "subject_ann", "keyword", "ilike"):
     RECALLS.labels(_strategy)
 for _reason in ("circuit_open", "provider_error", "no_api_key"):
     FALLBACKS.labels(_reason)
