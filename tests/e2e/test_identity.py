@@ -1,6 +1,7 @@
 """Identity at the gateway: keys, subject derivation, impersonation, auth errors, projects."""
 
 import asyncio
+import time
 import uuid
 
 import httpx
@@ -172,6 +173,7 @@ class TestRateLimit:
         try:
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as second:
                 codes = []
+                began = time.monotonic()
                 for i in range(10):
                     client = http if i % 2 == 0 else second
                     r = await client.post(
@@ -180,8 +182,11 @@ class TestRateLimit:
                     codes.append(r.status_code)
                     if r.status_code == 429:
                         limited = r
-            assert codes.count(201) == 6, codes
-            assert codes.count(429) == 4, codes
+            # The burst of 6, plus what the bucket refilled (0.5/s) while a loaded machine sent the ten.
+            refilled = int((time.monotonic() - began) * 0.5)
+            assert 6 <= codes.count(201) <= 6 + refilled, (codes, refilled)
+            assert codes.count(201) + codes.count(429) == 10, codes
+            assert codes.count(429) >= 1, codes
             assert_envelope(limited, 429, "rate_limited")
             assert int(limited.headers["Retry-After"]) >= 1
         finally:
