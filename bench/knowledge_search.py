@@ -228,7 +228,7 @@ async def wait_subject_indexes(bench: Bench, key: str, query: str) -> None:
         _, result = await timed_post(
             bench, key, "/api/v1/memory/recall", {"query": query, "mode": "semantic"}
         )
-        if result["meta"]["strategy"] != "ann":
+        if result["meta"]["strategy"] == "subject_ann":
             print(
                 f"memory subject: strategy {result['meta']['strategy']} after {time.perf_counter() - start:.1f} s"
             )

@@ -1,5 +1,6 @@
 """Knowledge reads: get, list, oversight delete, visible ids, and hybrid search with diversity."""
 
+import asyncio
 import logging
 import uuid
 from typing import Literal
@@ -132,6 +133,33 @@ class KnowledgeService:
         except EmbeddingError:
             return None, "embedder_provider_error"
 
+    async def _semantic(
+        self, scope: Scope, req: KnowledgeSearchMessage, vector: list[float] | None, candidates: int
+    ) -> tuple[list[Ranked], Literal["exact", "ann", "keyword"], IterativeScan | None]:
+        if vector is None:
+            return [], "keyword", None
+        async with self._sm.begin() as session:
+            store = KnowledgeStore(session)
+            limit = self._settings.knowledge_exact_max_rows
+            ann = await store.articles_at_most(scope, limit) > limit
+            # The tenant residual rides on iterative scan; only visibility/partition thin the pool.
+            inner_pool = candidates + self._settings.knowledge_ann_pool_margin
+            iterative: IterativeScan | None = None
+            if ann:
+                iterative = self._iterative
+                ef = min(PGVECTOR_EF_SEARCH_MAX, max(self._settings.knowledge_hnsw_ef_search, inner_pool))
+                await store.set_ann_options(ef, iterative.mode)
+            found = await store.semantic(scope, vector, candidates, req.project_id, ann=ann, pool=inner_pool)
+            return found, "ann" if ann else "exact", iterative
+
+    async def _keyword(
+        self, scope: Scope, req: KnowledgeSearchMessage, candidates: int, degraded: bool
+    ) -> list[Ranked]:
+        if req.mode == "semantic" and not degraded:
+            return []
+        async with self._sm.begin() as session:
+            return await KnowledgeStore(session).keyword(scope, req.query, candidates, req.project_id)
+
     async def search(
         self, scope: Scope, req: KnowledgeSearchMessage
     ) -> tuple[list[KnowledgeHit], KnowledgeSearchMeta]:
@@ -140,29 +168,14 @@ class KnowledgeService:
         candidates = max(pool_n, self._settings.knowledge_candidate_pool)
         vector, reason = (None, None) if req.mode == "keyword" else await self._query_vector(scope, req)
         fallback = reason is not None
-        strategy: Literal["exact", "ann", "keyword"] = "keyword"
-        iterative: IterativeScan | None = None
+        # Semantic and keyword lists on two connections at once (separate snapshots; neither needs the other).
+        (semantic, strategy, iterative), keyword = await asyncio.gather(
+            self._semantic(scope, req, vector, candidates),
+            self._keyword(scope, req, candidates, vector is None),
+        )
         async with self._sm.begin() as session:
             store = KnowledgeStore(session)
-            semantic: list[Ranked] = []
-            keyword: list[Ranked] = []
             substring: list[Ranked] = []
-            if vector is not None:
-                ann = await store.articles_at_most(scope, self._settings.knowledge_exact_max_rows) > (
-                    self._settings.knowledge_exact_max_rows
-                )
-                strategy = "ann" if ann else "exact"
-                # The tenant residual rides on iterative scan; only visibility/partition thin the pool.
-                inner_pool = candidates + self._settings.knowledge_ann_pool_margin
-                if ann:
-                    iterative = self._iterative
-                    ef = min(PGVECTOR_EF_SEARCH_MAX, max(self._settings.knowledge_hnsw_ef_search, inner_pool))
-                    await store.set_ann_options(ef, iterative.mode)
-                semantic = await store.semantic(
-                    scope, vector, candidates, req.project_id, ann=ann, pool=inner_pool
-                )
-            if req.mode != "semantic" or vector is None:
-                keyword = await store.keyword(scope, req.query, candidates, req.project_id)
             if vector is None and not keyword:
                 substring = await store.substring(scope, req.query, candidates, req.project_id)
             fused = fuse(semantic, keyword, self._settings.knowledge_rrf_k)

@@ -1,6 +1,7 @@
 """Recall: hybrid (vector + full-text, fused by reciprocal rank) by default, index-safe ANN for large
 subjects, exact top-k for small ones, and a scope-bound ILIKE fallback when no embedding can be had."""
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Literal
@@ -24,6 +25,7 @@ from cairn_storage.vector_search import PGVECTOR_EF_SEARCH_MAX, IterativeScan
 
 log = logging.getLogger(__name__)
 
+Strategy = Literal["ann", "exact", "keyword", "subject_ann"]
 HotPublisher = Callable[[Scope, list[str]], Awaitable[None]]
 
 
@@ -87,55 +89,26 @@ class RecallService:
     async def _healthy(
         self, scope: Scope, req: RecallRequest, vector: list[float] | None
     ) -> tuple[list[RecallHit], RecallMeta]:
-        strategy: Literal["ann", "exact", "keyword", "subject_ann"]
         settings = self._settings
         # Every mode over-fetches: the speaker prior re-ranks before the cut to `limit`.
         candidates = max(req.limit, settings.semantic_depth)
-        strategy = "exact" if vector is not None else "keyword"
-        iterative: IterativeScan | None = None
         # A large subject's own indexes serve the live rows (superseded ones are outside their predicate).
         indexed = not req.include_superseded and await self._subject_indexes.ready(scope)
+        # The two lists come from separate transactions on two connections, so PostgreSQL works on both at
+        # once (each side is a few index scans; neither needs the other's snapshot).
+        (semantic, strategy, iterative), keyword = await asyncio.gather(
+            self._semantic_side(scope, req, vector, candidates, indexed),
+            self._keyword_side(scope, req, indexed),
+        )
+        fused = fuse(
+            semantic,
+            keyword,
+            settings.rrf_k,
+            settings.rrf_keyword_weight,
+            settings.keyword_coverage_power,
+        )
         async with self._sm.begin() as session:
             store = RecallStore(session)
-            semantic: list[Ranked] = []
-            keyword: list[Ranked] = []
-            if indexed:
-                # Bound values planned as constants, so the subject's partial indexes match the statement.
-                await store.plan_with_constants()
-            if vector is not None:
-                pool = max(settings.recall_pool_min, candidates * settings.recall_pool_factor)
-                if indexed:
-                    strategy, iterative = "subject_ann", self._iterative
-                    await store.set_ann_options(
-                        min(PGVECTOR_EF_SEARCH_MAX, max(settings.subject_index_ef_search, pool)),
-                        iterative.mode,
-                        settings.hnsw_max_scan_tuples,
-                        settings.hnsw_scan_mem_multiplier,
-                    )
-                    semantic = await store.ann(scope, vector, candidates, pool, req.project_id)
-                else:
-                    semantic, strategy, iterative = await self._unindexed_semantic(
-                        store, scope, req, vector, candidates, pool
-                    )
-            if req.mode != "semantic" and not req.include_superseded:
-                depth = max(req.limit, settings.keyword_depth)
-                lexemes = await store.query_lexemes(req.query)
-                keyword = await store.keyword(
-                    scope,
-                    lexemes,
-                    depth,
-                    req.project_id,
-                    k1=settings.bm25_k1,
-                    b=settings.bm25_b,
-                    stats=await self._term_stats.for_query(store, scope, lexemes) if indexed else None,
-                )
-            fused = fuse(
-                semantic,
-                keyword,
-                settings.rrf_k,
-                settings.rrf_keyword_weight,
-                settings.keyword_coverage_power,
-            )
             if settings.speaker_prior < 1.0 and fused:
                 speakers = await store.speakers(scope, [f.id for f in fused])
                 fused = speaker_prior(fused, speakers, wanted_speaker(req.query), settings.speaker_prior)
@@ -160,6 +133,47 @@ class RecallService:
         )
         return hits, meta
 
+    async def _semantic_side(
+        self, scope: Scope, req: RecallRequest, vector: list[float] | None, candidates: int, indexed: bool
+    ) -> tuple[list[Ranked], Strategy, IterativeScan | None]:
+        if vector is None:
+            return [], "keyword", None
+        settings = self._settings
+        pool = max(settings.recall_pool_min, candidates * settings.recall_pool_factor)
+        async with self._sm.begin() as session:
+            store = RecallStore(session)
+            if not indexed:
+                return await self._unindexed_semantic(store, scope, req, vector, candidates, pool)
+            # Bound values planned as constants, so the subject's partial indexes match the statement.
+            await store.plan_with_constants()
+            await store.set_ann_options(
+                min(PGVECTOR_EF_SEARCH_MAX, max(settings.subject_index_ef_search, pool)),
+                self._iterative.mode,
+                settings.hnsw_max_scan_tuples,
+                settings.hnsw_scan_mem_multiplier,
+            )
+            found = await store.ann(scope, vector, candidates, pool, req.project_id)
+            return found, "subject_ann", self._iterative
+
+    async def _keyword_side(self, scope: Scope, req: RecallRequest, indexed: bool) -> list[Ranked]:
+        if req.mode == "semantic" or req.include_superseded:
+            return []
+        settings = self._settings
+        async with self._sm.begin() as session:
+            store = RecallStore(session)
+            if indexed:
+                await store.plan_with_constants()
+            lexemes = await store.query_lexemes(req.query)
+            return await store.keyword(
+                scope,
+                lexemes,
+                max(req.limit, settings.keyword_depth),
+                req.project_id,
+                k1=settings.bm25_k1,
+                b=settings.bm25_b,
+                stats=await self._term_stats.for_query(store, scope, lexemes) if indexed else None,
+            )
+
     async def _unindexed_semantic(
         self,
         store: RecallStore,
@@ -168,7 +182,7 @@ class RecallService:
         vector: list[float],
         candidates: int,
         pool: int,
-    ) -> tuple[list[Ranked], Literal["ann", "exact"], IterativeScan | None]:
+    ) -> tuple[list[Ranked], Strategy, IterativeScan | None]:
         """Exact top-k for small subjects, the tenant-wide HNSW with the subject inside the scan above
         that; a subject past the subject-index threshold also gets its own indexes started."""
         settings = self._settings
