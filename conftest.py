@@ -54,7 +54,6 @@ async def stack() -> AsyncIterator[CairnStack]:
         external = await external_services(BackendSettings(), containers)
         config = CairnConfig(
             data_dir=stack_dir("cairn-test-"),
-            scope_secret=secrets.token_urlsafe(32),
             provider_secrets_key=secrets.token_urlsafe(32),
             ports=StackPorts.free(),
             gateway_port=free_port(),

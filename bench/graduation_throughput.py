@@ -16,11 +16,10 @@ import time
 import uuid
 
 import asyncpg
-from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 
 from cairn_contracts.graduation import SweepParams
 from cairn_graduation.workflows import SweepGraduations
+from cairn_servicekit.health import connect_temporal
 from harness import gather_limited, running_stack
 
 WORDS = ["amber", "basalt", "cobalt", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "juniper"]
@@ -50,10 +49,10 @@ async def run(memories: int, tenants: int, batch_size: int, batches_per_run: int
         conn = await asyncpg.connect(bench.stack.database_url)
         try:
             await conn.execute("UPDATE memories SET recall_count = 3, last_recalled_at = now()")
-            temporal = await Client.connect(
+            temporal = await connect_temporal(
                 bench.stack.temporal_address,
-                namespace=bench.stack.temporal_namespace,
-                data_converter=pydantic_data_converter,
+                bench.stack.temporal_namespace,
+                bench.stack.secrets.payload_keys,
             )
             params = SweepParams(max_per_run=memories, batch_size=batch_size, batches_per_run=batches_per_run)
             sweep_id = f"bench-sweep-{uuid.uuid4().hex[:8]}"

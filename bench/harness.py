@@ -63,7 +63,6 @@ async def running_stack(
     data_dir.mkdir(parents=True, exist_ok=True)
     config = CairnConfig(
         data_dir=data_dir,
-        scope_secret=secrets.token_urlsafe(32),
         provider_secrets_key=secrets.token_urlsafe(32),
         ports=StackPorts.free(),
         gateway_port=free_port(),

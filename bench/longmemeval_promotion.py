@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 
 from cairn_promotion.text import content_tokens
 from cairn_promotion.workflows import PromoteSession
+from cairn_servicekit.health import connect_temporal
 from harness import Bench, gather_limited, running_stack
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "longmemeval" / "longmemeval_s_dev.json.gz"
@@ -148,10 +148,10 @@ async def run(limit: int, others: int) -> None:
             rate_limit_per_second=100_000,
             rate_limit_burst=100_000,
         )
-        temporal = await Client.connect(
+        temporal = await connect_temporal(
             bench.stack.temporal_address,
-            namespace=bench.stack.temporal_namespace,
-            data_converter=pydantic_data_converter,
+            bench.stack.temporal_namespace,
+            bench.stack.secrets.payload_keys,
         )
         rows: dict[str, list[dict[str, bool]]] = defaultdict(list)
         start = time.perf_counter()

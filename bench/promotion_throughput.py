@@ -10,10 +10,8 @@ import argparse
 import asyncio
 import time
 
-from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
-
 from cairn_promotion.workflows import PromoteSession
+from cairn_servicekit.health import connect_temporal
 from harness import running_stack
 
 TURNS = [
@@ -47,10 +45,10 @@ async def run(sessions: int, agents: int) -> None:
                     },
                 )
                 r.raise_for_status()
-        temporal = await Client.connect(
+        temporal = await connect_temporal(
             bench.stack.temporal_address,
-            namespace=bench.stack.temporal_namespace,
-            data_converter=pydantic_data_converter,
+            bench.stack.temporal_namespace,
+            bench.stack.secrets.payload_keys,
         )
         start = time.perf_counter()
         ids = []

@@ -42,7 +42,7 @@ from cairn_contracts.identity import Role
 from cairn_embeddings import EmbeddingSettings, LocalOnnxEmbedder
 from cairn_recall.settings import RecallSettings
 from cairn_recall.store import RecallStore
-from cairn_scope import Scope
+from cairn_scope import Scope, generate_signing_key
 from cairn_storage import create_engine, make_sessionmaker
 from cairn_storage.explain import Explain
 from harness import Bench, percentile, running_stack
@@ -161,7 +161,7 @@ async def recall_plan(
     engine = create_engine(bench.stack.database_url, pool_size=1)
     scope = Scope(tenant_id=tenant, subject_id=subject, role=Role.agent, key_id="bench")
     overrides: dict[str, Any] = {k.removeprefix("CAIRN_").lower(): v for k, v in env.items()}
-    settings = RecallSettings(scope_secret="bench-only-" + uuid.uuid4().hex, **overrides)
+    settings = RecallSettings(scope_verify_keys=generate_signing_key("gateway.bench")[1], **overrides)
     try:
         async with make_sessionmaker(engine).begin() as session:
             store = RecallStore(session)

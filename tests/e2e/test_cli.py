@@ -22,6 +22,7 @@ def agent_env(stack: CairnStack, key: str, admin_key: str | None = None) -> dict
         "CAIRN_API_KEY": key,
         "CAIRN_TEMPORAL_ADDRESS": stack.temporal_address,
         "CAIRN_TEMPORAL_NAMESPACE": stack.temporal_namespace,
+        "CAIRN_PAYLOAD_KEYS": stack.secrets.payload_keys,
     }
     if admin_key:
         env["CAIRN_ADMIN_KEY"] = admin_key

@@ -12,12 +12,10 @@ from typing import Any
 
 import asyncpg
 import httpx
-import nats
 import numpy as np
 import pytest
 from aiohttp import web
 from temporalio.client import Client, WorkflowExecutionStatus
-from temporalio.contrib.pydantic import pydantic_data_converter
 
 from cairn_contracts.graduation import SweepParams
 from cairn_devstack import free_port
@@ -25,6 +23,7 @@ from cairn_devstack.cairn import CairnStack
 from cairn_graduation.worker import SWEEP_SCHEDULE_ID
 from cairn_graduation.workflows import GraduateMemory, SweepGraduations, graduation_workflow_id
 from conftest import TenantHandle, bearer
+from tests.bus_helpers import connect_as, temporal_client
 from tests.e2e.test_memory import remember
 from tests.e2e.test_spine import assert_envelope
 
@@ -56,11 +55,7 @@ async def graduation_stack(stack: CairnStack) -> AsyncIterator[CairnStack]:
 
 @pytest.fixture(scope="module")
 async def temporal(graduation_stack: CairnStack) -> Client:
-    return await Client.connect(
-        graduation_stack.temporal_address,
-        namespace=graduation_stack.temporal_namespace,
-        data_converter=pydantic_data_converter,
-    )
+    return await temporal_client(graduation_stack)
 
 
 @pytest.fixture
@@ -662,7 +657,7 @@ class TestOperations:
         ready = await http.get("/readyz")
         assert ready.status_code == 200, ready.text
         assert ready.json()["components"]["graduation"]["status"] == "ok"
-        nc = await nats.connect(graduation_stack.nats_url)
+        nc = await connect_as(graduation_stack, "gateway")
         try:
             msg = await nc.request("cairn.v1.graduation.health", b"", timeout=2)
         finally:

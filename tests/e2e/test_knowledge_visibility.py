@@ -7,16 +7,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import httpx
-import nats
 import pytest
 
 from cairn_contracts import subjects
-from cairn_contracts.envelope import Reply
 from cairn_contracts.identity import Role
 from cairn_contracts.knowledge import ArticleIdRequest, ListArticlesRequest, VisibleIdsRequest
 from cairn_devstack.cairn import CairnStack
-from cairn_scope import Scope, sign_scope
+from cairn_scope import Scope
 from conftest import TenantHandle, bearer
+from tests.bus_helpers import ask, signed
 from tests.e2e.test_knowledge import listed, propose
 
 NewTenant = Callable[[], Awaitable[TenantHandle]]
@@ -144,15 +143,6 @@ class TestVisibilityMatrix:
         assert (await listed(http, stranger))["meta"]["total_count"] == 1
 
 
-async def ask(stack: CairnStack, subject: str, body: bytes, headers: dict[str, str] | None) -> Reply:
-    nc = await nats.connect(stack.nats_url)
-    try:
-        msg = await nc.request(subject, body, timeout=10, headers=headers)
-    finally:
-        await nc.close()
-    return Reply.model_validate_json(msg.data)
-
-
 class TestNatsSurface:
     @pytest.mark.parametrize(
         "subject",
@@ -182,7 +172,7 @@ class TestNatsSurface:
 
         def scope(tenant_id: str, subject_id: str) -> dict[str, str]:
             s = Scope(tenant_id=tenant_id, subject_id=subject_id, role=Role.agent, key_id="test")
-            return sign_scope(s, stack.config.scope_secret)
+            return signed(stack, s, subjects.KNOWLEDGE_VISIBLE_IDS, body)
 
         owner = await ask(stack, subjects.KNOWLEDGE_VISIBLE_IDS, body, scope(matrix.tenant.id, "keeper"))
         assert owner.data == {"ids": [matrix.shared, matrix.private, matrix.draft]}
@@ -197,13 +187,13 @@ class TestNatsSurface:
     ) -> None:
         s = Scope(tenant_id=matrix.tenant.id, subject_id="peer", role=Role.agent, key_id="test")
         body = ListArticlesRequest(all_subjects=True).model_dump_json().encode()
-        reply = await ask(stack, subjects.KNOWLEDGE_LIST, body, sign_scope(s, stack.config.scope_secret))
+        reply = await ask(
+            stack, subjects.KNOWLEDGE_LIST, body, signed(stack, s, subjects.KNOWLEDGE_LIST, body)
+        )
         assert [a["id"] for a in reply.data] == [matrix.shared]
+        delete = ArticleIdRequest(id=matrix.shared).model_dump_json().encode()
         deleted = await ask(
-            stack,
-            subjects.KNOWLEDGE_DELETE,
-            ArticleIdRequest(id=matrix.shared).model_dump_json().encode(),
-            sign_scope(s, stack.config.scope_secret),
+            stack, subjects.KNOWLEDGE_DELETE, delete, signed(stack, s, subjects.KNOWLEDGE_DELETE, delete)
         )
         assert deleted.error is not None
         assert deleted.error.code == "not_found"

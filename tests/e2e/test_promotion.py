@@ -12,7 +12,6 @@ import httpx
 import pytest
 from aiohttp import web
 from temporalio.client import Client, WorkflowExecutionStatus
-from temporalio.contrib.pydantic import pydantic_data_converter
 
 from cairn_contracts.promotion import EVAL_SUBJECT_ID
 from cairn_devstack import free_port
@@ -20,6 +19,7 @@ from cairn_devstack.cairn import CairnStack
 from cairn_promotion.worker import SWEEP_SCHEDULE_ID
 from cairn_promotion.workflows import PromoteSession
 from conftest import TenantHandle, bearer
+from tests.bus_helpers import temporal_client
 from tests.e2e.test_memory import listed, remember
 from tests.e2e.test_spine import assert_envelope
 
@@ -37,9 +37,7 @@ FACT_TURNS = [
 
 @pytest.fixture(scope="module")
 async def temporal(stack: CairnStack) -> Client:
-    return await Client.connect(
-        stack.temporal_address, namespace=stack.temporal_namespace, data_converter=pydantic_data_converter
-    )
+    return await temporal_client(stack)
 
 
 async def add_turns(http: httpx.AsyncClient, key: str, session_id: str, turns: list[tuple[str, str]]) -> None:

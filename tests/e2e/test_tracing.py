@@ -15,6 +15,7 @@ from cairn_devstack.cairn import CairnStack
 from cairn_observability.receiver import OtlpReceiver, ReceivedSpan
 from cairn_promotion.workflows import PromoteSession
 from conftest import TenantHandle, bearer
+from tests.bus_helpers import secret_values
 from tests.e2e.test_memory import remember
 from tests.e2e.test_promotion import FACT_TURNS, add_turns, promote
 from tests.e2e.test_recall import wait_embedded
@@ -143,7 +144,7 @@ class TestTraces:
         }
         assert server[0].parent_span_id in sends
         assert memory["id"]
-        assert_no_secrets(otlp.spans(), key, text, stack.config.scope_secret)
+        assert_no_secrets(otlp.spans(), key, text, *secret_values(stack))
 
     async def test_a_recall_is_one_trace_through_the_recall_service(
         self, otlp: OtlpReceiver, http: httpx.AsyncClient, tenant: TenantHandle, stack: CairnStack
@@ -165,7 +166,7 @@ class TestTraces:
         ]
         assert len(recall) == 1
         assert recall[0].attributes["cairn.tenant_id"] == tenant.id
-        assert_no_secrets(otlp.spans(), key, text, query, stack.config.scope_secret)
+        assert_no_secrets(otlp.spans(), key, text, query, *secret_values(stack))
 
     async def test_a_promotion_trace_runs_trigger_workflow_activities_and_persist(
         self, otlp: OtlpReceiver, http: httpx.AsyncClient, tenant: TenantHandle, stack: CairnStack
@@ -195,4 +196,4 @@ class TestTraces:
         persist = [s for s in spans if s.name == "process cairn.v1.memory.persist_promoted"]
         assert persist[0].attributes["cairn.tenant_id"] == tenant.id
         assert db_spans(spans, "cairn-memory"), "the persist's INSERTs are in the promotion's trace"
-        assert_no_secrets(otlp.spans(), key, stack.config.scope_secret, *[c for _, c in FACT_TURNS])
+        assert_no_secrets(otlp.spans(), key, *secret_values(stack), *[c for _, c in FACT_TURNS])

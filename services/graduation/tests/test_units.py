@@ -13,8 +13,9 @@ from cairn_graduation.settings import GraduationSettings
 from cairn_graduation.trigger import failure_type
 from cairn_graduation.worker import sweep_params
 from cairn_graduation.workflows import graduation_workflow_id
+from cairn_scope import generate_signing_key
 
-SECRET = "a-scope-secret-long-enough"
+VERIFY_KEYS = generate_signing_key("gateway.test")[1]
 
 
 @pytest.fixture(autouse=True)
@@ -26,7 +27,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 class TestSettings:
     def test_defaults_follow_the_reference(self) -> None:
-        s = GraduationSettings(scope_secret=SECRET)
+        s = GraduationSettings(scope_verify_keys=VERIFY_KEYS)
         assert (s.graduation_recall_threshold, s.graduation_max_per_run, s.graduation_scan_limit) == (
             3,
             50,
@@ -36,7 +37,9 @@ class TestSettings:
         assert s.task_queue == "cairn-graduation"
 
     def test_a_batch_never_exceeds_the_per_run_budget(self) -> None:
-        s = GraduationSettings(scope_secret=SECRET, graduation_max_per_run=10, graduation_batch_size=50)
+        s = GraduationSettings(
+            scope_verify_keys=VERIFY_KEYS, graduation_max_per_run=10, graduation_batch_size=50
+        )
         assert s.graduation_batch_size == 10
         params = sweep_params(s)
         assert (params.max_per_run, params.batch_size, params.recall_threshold) == (10, 10, 3)
@@ -47,11 +50,11 @@ class TestSettings:
     )
     def test_knobs_below_one_refuse_to_start(self, field: str) -> None:
         with pytest.raises(ValidationError):
-            GraduationSettings(scope_secret=SECRET, **{field: 0})
+            GraduationSettings(scope_verify_keys=VERIFY_KEYS, **{field: 0})
 
     def test_env_overrides(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("CAIRN_GRADUATION_RECALL_THRESHOLD", "5")
-        assert GraduationSettings(scope_secret=SECRET).graduation_recall_threshold == 5
+        assert GraduationSettings(scope_verify_keys=VERIFY_KEYS).graduation_recall_threshold == 5
 
 
 def codes(body: object) -> str:

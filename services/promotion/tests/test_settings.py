@@ -4,13 +4,14 @@ import pytest
 from pydantic import ValidationError
 
 from cairn_promotion.settings import PromotionSettings
+from cairn_scope import generate_signing_key
 
-SECRET = "a-scope-secret-long-enough"
+VERIFY_KEYS = generate_signing_key("gateway.test")[1]
 
 
 class TestTtlWindowInvariant:
     def test_defaults_hold(self) -> None:
-        PromotionSettings(scope_secret=SECRET)
+        PromotionSettings(scope_verify_keys=VERIFY_KEYS)
 
     @pytest.mark.parametrize(
         ("interval", "window", "ttl"),
@@ -19,7 +20,7 @@ class TestTtlWindowInvariant:
     def test_broken_invariant_refuses_to_start(self, interval: int, window: int, ttl: int) -> None:
         with pytest.raises(ValidationError, match="sweep_interval < sweep_window < session_ttl"):
             PromotionSettings(
-                scope_secret=SECRET,
+                scope_verify_keys=VERIFY_KEYS,
                 sweep_interval_seconds=interval,
                 sweep_window_seconds=window,
                 session_default_ttl_seconds=ttl,
@@ -27,4 +28,4 @@ class TestTtlWindowInvariant:
 
     def test_llm_compiler_needs_its_endpoint(self) -> None:
         with pytest.raises(ValidationError, match="compiler 'openai' needs"):
-            PromotionSettings(scope_secret=SECRET, compiler="openai")
+            PromotionSettings(scope_verify_keys=VERIFY_KEYS, compiler="openai")

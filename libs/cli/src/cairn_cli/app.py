@@ -532,6 +532,7 @@ def workflows_list(
             workflows.list_workflows(
                 opts.settings.temporal_address,
                 opts.settings.temporal_namespace,
+                opts.settings.payload_keys,
                 tenant_id,
                 kind,
                 running,
@@ -553,7 +554,12 @@ def workflows_show(ctx: typer.Context, workflow_id: str) -> None:
     opts = _opts(ctx)
     try:
         info = asyncio.run(
-            workflows.describe(opts.settings.temporal_address, opts.settings.temporal_namespace, workflow_id)
+            workflows.describe(
+                opts.settings.temporal_address,
+                opts.settings.temporal_namespace,
+                opts.settings.payload_keys,
+                workflow_id,
+            )
         )
     except workflows.TemporalUnreachable as exc:
         output.note(f"error: {exc}")

@@ -11,4 +11,6 @@ class CliSettings(BaseSettings):
     database_url: str | None = None
     temporal_address: str = "127.0.0.1:57233"
     temporal_namespace: str = "cairn"
+    # `cairn workflows` decrypts Temporal payloads with these (`./task up` writes them to `.cairn/env`).
+    payload_keys: str | None = None
     timeout_seconds: float = 30.0

@@ -20,9 +20,9 @@ class WorkflowNotFound(Exception):
     pass
 
 
-async def _connect(address: str, namespace: str) -> Client:
+async def _connect(address: str, namespace: str, payload_keys: str | None) -> Client:
     try:
-        return await connect_temporal(address, namespace, attempts=1)
+        return await connect_temporal(address, namespace, payload_keys, attempts=1)
     except Exception as exc:
         raise TemporalUnreachable(f"cannot reach Temporal at {address}: {exc}") from exc
 
@@ -45,9 +45,15 @@ async def _progress(client: Client, workflow_id: str, run_id: str | None) -> dic
 
 
 async def list_workflows(
-    address: str, namespace: str, tenant_id: str, kind: str | None, running: bool, limit: int
+    address: str,
+    namespace: str,
+    payload_keys: str | None,
+    tenant_id: str,
+    kind: str | None,
+    running: bool,
+    limit: int,
 ) -> list[dict[str, Any]]:
-    client = await _connect(address, namespace)
+    client = await _connect(address, namespace, payload_keys)
     rows: list[dict[str, Any]] = []
     async for wf in client.list_workflows(_query(tenant_id, kind, running), limit=limit):
         is_running = wf.status == WorkflowExecutionStatus.RUNNING
@@ -64,8 +70,10 @@ async def list_workflows(
     return rows
 
 
-async def describe(address: str, namespace: str, workflow_id: str) -> dict[str, Any]:
-    client = await _connect(address, namespace)
+async def describe(
+    address: str, namespace: str, payload_keys: str | None, workflow_id: str
+) -> dict[str, Any]:
+    client = await _connect(address, namespace, payload_keys)
     handle = client.get_workflow_handle(workflow_id)
     try:
         desc = await handle.describe()

@@ -49,6 +49,7 @@ class ErrorCode(StrEnum):
     payload_too_large = "payload_too_large"
     invalid_range = "invalid_range"
     range_too_wide = "range_too_wide"
+    payload_undecodable = "payload_undecodable"
 
 
 class ErrorBody(BaseModel):
@@ -192,6 +193,11 @@ class IdempotencyKeyInProgress(CairnError):
 class InvalidIdempotencyKey(CairnError):
     code, status = ErrorCode.invalid_idempotency_key, 422
     default_message = "Idempotency-Key must be 1-255 printable ASCII characters"
+
+
+class PayloadUndecodable(CairnError):
+    code, status = ErrorCode.payload_undecodable, 422
+    default_message = "a payload is encrypted with a key this gateway lacks, or was altered"
 
 
 class ValidationFailed(CairnError):

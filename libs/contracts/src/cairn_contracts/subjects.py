@@ -35,6 +35,21 @@ EVENTS_STREAM: Final = "CAIRN_MEMORY_EVENTS"
 EVENTS_SUBJECTS: Final = "cairn.v1.events.memory.>"
 MEMORY_CREATED: Final = "cairn.v1.events.memory.created"
 MEMORY_RECALLED: Final = "cairn.v1.events.memory.recalled"
+# Durable pull consumers on the stream (named here so NATS permissions can name them too).
+EMBEDDER_DURABLE: Final = "memory-embedder"
+RECALL_BUMPS_DURABLE: Final = "memory-recall-bumps"
+
+# Every request/reply subject above, found by its prefix so a new one cannot be left out.
+REQUEST_SUBJECTS: Final = tuple(
+    value
+    for value in tuple(globals().values())
+    if isinstance(value, str) and value.startswith("cairn.v1.") and not value.startswith("cairn.v1.events.")
+)
+
+
+def owner(subject: str) -> str:
+    """The service that answers a request subject: `cairn.v1.<service>.<op>`."""
+    return subject.split(".")[2]
 
 
 def health(service: str) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx
 
+from cairn_devstack.bus_secrets import BusSecrets
 from cairn_devstack.ports import HOST, StackPorts, free_port, free_ports
 from cairn_devstack.stack import BackingStack
 from cairn_devstack.supervisor import ProcessSupervisor
@@ -25,6 +26,8 @@ SERVICES: tuple[tuple[str, str], ...] = (
     ("graduation", "cairn_graduation"),
     ("knowledge", "cairn_knowledge"),
 )
+# The bus principal (NATS user, scope signer) each module runs as; replicas share it.
+PRINCIPAL_OF_MODULE = {module: name for name, module in SERVICES} | {"cairn_gateway": "gateway"}
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,6 @@ class ExternalServices:
 @dataclass
 class CairnConfig:
     data_dir: Path
-    scope_secret: str
     provider_secrets_key: str
     ports: StackPorts = field(default_factory=StackPorts.defaults)
     gateway_port: int = 58080
@@ -56,10 +58,16 @@ class CairnStack:
     def __init__(self, config: CairnConfig) -> None:
         self.config = config
         self.data_dir = config.data_dir.absolute()
+        # NATS users, scope keys, payload key: generated once per data dir (kept by `up`).
+        self.secrets = BusSecrets.load_or_create(self.data_dir / "bus_secrets.json")
         self.backing: BackingStack | None = None
         if config.external is None:
             self.backing = BackingStack(
-                self.data_dir, config.ports, postgres_settings=config.postgres_settings
+                self.data_dir,
+                config.ports,
+                postgres_settings=config.postgres_settings,
+                nats_authorization=self.secrets.nats_authorization(),
+                temporal_ui_codec_endpoint=f"{self.gateway_url}/codec",
             )
             self.supervisor = self.backing.supervisor
         else:
@@ -115,7 +123,6 @@ class CairnStack:
             "CAIRN_NATS_URL": self.nats_url,
             "CAIRN_TEMPORAL_ADDRESS": self.temporal_address,
             "CAIRN_TEMPORAL_NAMESPACE": self.temporal_namespace,
-            "CAIRN_SCOPE_SECRET": self.config.scope_secret,
             "CAIRN_PROVIDER_SECRETS_KEY": self.config.provider_secrets_key,
             "CAIRN_PORT": str(self.config.gateway_port),
             "CAIRN_HOST": "127.0.0.1",
@@ -140,13 +147,17 @@ class CairnStack:
             await self.stop()
             raise
 
+    def service_env(self, module: str) -> dict[str, str]:
+        """`env()` plus what only this module's principal holds: its NATS user and its keys."""
+        return {**self.env(), **self.secrets.service_env(PRINCIPAL_OF_MODULE[module])}
+
     async def start_service(self, name: str, module: str, **env: str) -> int:
         """Start a service process; a new name (an extra replica) gets its own HTTP port."""
         port = self.http_ports.setdefault(name, free_port())
         return await self.supervisor.start(
             name,
             [sys.executable, "-m", module],
-            env={**self.env(), "CAIRN_HTTP_PORT": str(port), **env},
+            env={**self.service_env(module), "CAIRN_HTTP_PORT": str(port), **env},
             stop_timeout=25.0,
         )
 
@@ -156,7 +167,11 @@ class CairnStack:
         return await self.supervisor.start(
             name,
             [sys.executable, "-m", "cairn_gateway"],
-            env={**self.env(), "CAIRN_PORT": str(port)},
+            env={
+                **self.service_env("cairn_gateway"),
+                "CAIRN_PORT": str(port),
+                "CAIRN_CODEC_CORS_ORIGINS": self.temporal_ui_url,
+            },
             ready=lambda: _http_status_is(f"http://127.0.0.1:{port}/healthz", 200),
             ready_timeout=60.0,
             stop_timeout=25.0,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from pathlib import Path
 
 from cairn_devstack.binaries import find_binary
@@ -14,6 +16,8 @@ from cairn_devstack.supervisor import ProcessSupervisor
 class NatsServer(BackingServer):
     """``nats-server`` with JetStream file storage under ``<data_dir>/jetstream``.
 
+    With ``authorization`` (a nats-server ``authorization`` block: users, passwords, permissions) the
+    server refuses anonymous clients; the block is written to ``<data_dir>/nats.conf`` (mode 0600).
     Stopped with SIGTERM (clean in a few ms); streams and consumers survive restarts.
     """
 
@@ -27,6 +31,7 @@ class NatsServer(BackingServer):
         *,
         supervisor: ProcessSupervisor | None = None,
         start_timeout: float = 30.0,
+        authorization: Mapping[str, object] | None = None,
     ) -> None:
         """Sets up paths; nothing runs until :meth:`start`.
 
@@ -36,10 +41,27 @@ class NatsServer(BackingServer):
             monitor_port: HTTP monitoring port on 127.0.0.1 (``/healthz``, ``/varz``, ``/jsz``).
             supervisor: Supervisor to run under; by default a new one logging to ``<data_dir>/logs``.
             start_timeout: Seconds start-up may take.
+            authorization: Users and their permissions; None runs an open server (library tests only).
         """
         super().__init__(data_dir, supervisor=supervisor, start_timeout=start_timeout)
         self.port = port
         self.monitor_port = monitor_port
+        self.authorization = dict(authorization) if authorization is not None else None
+
+    @property
+    def config_path(self) -> Path:
+        return self.data_dir / "nats.conf"
+
+    def prepare(self) -> None:
+        """Writes the config. nats-server reads JSON as its config syntax; quoted strings keep `$JS...`
+        literal (unquoted `$NAME` would be a variable)."""
+        super().prepare()
+        if self.authorization is None:
+            return
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.config_path.touch(mode=0o600)
+        self.config_path.chmod(0o600)
+        self.config_path.write_text(json.dumps({"authorization": self.authorization}, indent=1))
 
     @property
     def url(self) -> str:
@@ -58,6 +80,7 @@ class NatsServer(BackingServer):
     def argv(self) -> list[str]:
         """Returns the ``nats-server`` command line."""
         # -a also binds the monitoring listener, so both stay on loopback.
+        config = ["-c", str(self.config_path)] if self.authorization is not None else []
         return [
             str(find_binary("nats-server")),
             "-a", HOST,
@@ -65,6 +88,7 @@ class NatsServer(BackingServer):
             "-m", str(self.monitor_port),
             "-js",
             "-sd", str(self.data_dir),
+            *config,
         ]  # fmt: skip
 
     async def is_ready(self) -> bool:

@@ -42,6 +42,8 @@ class BackingStack:
         search_attributes: Mapping[str, str] = DEFAULT_SEARCH_ATTRIBUTES,
         postgres_settings: Mapping[str, str] | None = None,
         start_timeout: float = 90.0,
+        nats_authorization: Mapping[str, object] | None = None,
+        temporal_ui_codec_endpoint: str | None = None,
     ) -> None:
         """Sets up the servers; nothing runs until :meth:`start`.
 
@@ -53,6 +55,8 @@ class BackingStack:
             search_attributes: Temporal custom search attributes, name to type.
             postgres_settings: Extra postgres ``-c`` settings (e.g. ``{"fsync": "off"}`` in tests).
             start_timeout: Seconds each server may take to become ready.
+            nats_authorization: NATS users and permissions (None: an open NATS, for library tests).
+            temporal_ui_codec_endpoint: Remote codec the Temporal UI decodes payloads with.
         """
         self.data_dir = Path(data_dir).absolute()
         self.ports = ports
@@ -71,6 +75,7 @@ class BackingStack:
             ports.nats_monitor,
             supervisor=self.supervisor,
             start_timeout=start_timeout,
+            authorization=nats_authorization,
         )
         self.temporal = TemporalServer(
             self.data_dir / "temporal",
@@ -80,6 +85,7 @@ class BackingStack:
             search_attributes=search_attributes,
             supervisor=self.supervisor,
             start_timeout=start_timeout,
+            ui_codec_endpoint=temporal_ui_codec_endpoint,
         )
 
     @property

@@ -37,6 +37,7 @@ class TemporalServer(BackingServer):
         search_attributes: Mapping[str, str] = DEFAULT_SEARCH_ATTRIBUTES,
         supervisor: ProcessSupervisor | None = None,
         start_timeout: float = 60.0,
+        ui_codec_endpoint: str | None = None,
     ) -> None:
         """Sets up paths; nothing runs until :meth:`start`.
 
@@ -48,12 +49,14 @@ class TemporalServer(BackingServer):
             search_attributes: Custom search attributes, name to type (``Keyword``, ``Text``, ``Int``, ...).
             supervisor: Supervisor to run under; by default a new one logging to ``<data_dir>/logs``.
             start_timeout: Seconds start-up may take.
+            ui_codec_endpoint: Remote codec URL the Web UI decodes encrypted payloads with.
         """
         super().__init__(data_dir, supervisor=supervisor, start_timeout=start_timeout)
         self.port = port
         self.ui_port = ui_port
         self.namespace = namespace
         self.search_attributes = dict(search_attributes)
+        self.ui_codec_endpoint = ui_codec_endpoint
 
     @property
     def address(self) -> str:
@@ -89,6 +92,8 @@ class TemporalServer(BackingServer):
         ]  # fmt: skip
         for key, kind in self.search_attributes.items():
             argv += ["--search-attribute", f"{key}={kind}"]
+        if self.ui_codec_endpoint:
+            argv += ["--ui-codec-endpoint", self.ui_codec_endpoint]
         return argv
 
     def child_env(self) -> dict[str, str]:

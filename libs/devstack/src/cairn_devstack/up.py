@@ -56,7 +56,7 @@ def _lock(home: Path) -> IO[str] | None:
     return handle
 
 
-def _secret(home: Path, name: str = "scope_secret") -> str:
+def _secret(home: Path, name: str) -> str:
     path = home / name
     if not path.exists():
         path.write_text(secrets.token_urlsafe(32))
@@ -117,7 +117,6 @@ def _config(settings: UpSettings, home: Path) -> CairnConfig:
     )
     return CairnConfig(
         data_dir=home,
-        scope_secret=_secret(home),
         provider_secrets_key=_secret(home, "provider_secrets_key"),
         ports=ports,
         gateway_port=settings.gateway_port,
@@ -153,6 +152,8 @@ async def _run(settings: UpSettings) -> int:
             "CAIRN_ADMIN_KEY": keys["admin_key"],
             "CAIRN_TEMPORAL_UI_URL": stack.temporal_ui_url,
             **stack.http_urls(),
+            # `cairn workflows` decrypts Temporal payloads with it.
+            "CAIRN_PAYLOAD_KEYS": stack.secrets.payload_keys,
         }
         (home / "env").write_text("".join(f"{k}={v}\n" for k, v in env.items()))
         (home / "env").chmod(0o600)

@@ -10,7 +10,13 @@ from cairn_scope.guard import (
     scoped_update,
 )
 from cairn_scope.model import Scope
-from cairn_scope.signing import SCOPE_HEADER, SIGNATURE_HEADER, sign_scope, verify_scope
+from cairn_scope.signing import (
+    SCOPE_HEADER,
+    SIGNATURE_HEADER,
+    ScopeSigner,
+    ScopeVerifier,
+    generate_signing_key,
+)
 
 __all__ = [
     "SCOPED_TABLES",
@@ -19,12 +25,13 @@ __all__ = [
     "KeyIdentity",
     "Scope",
     "ScopeGuardError",
+    "ScopeSigner",
+    "ScopeVerifier",
     "check_scoped",
     "derive_scope",
     "derive_subject",
+    "generate_signing_key",
     "scoped_delete",
     "scoped_select",
     "scoped_update",
-    "sign_scope",
-    "verify_scope",
 ]

@@ -12,15 +12,15 @@ from cairn_contracts.envelope import Reply
 from cairn_contracts.errors import RemoteError, ServiceUnavailable, UpstreamTimeout
 from cairn_contracts.health import HealthReply
 from cairn_observability.propagation import traced_request
-from cairn_scope import Scope, sign_scope
+from cairn_scope import Scope, ScopeSigner
 
 
 class ServiceClient:
     """Request/reply to Cairn services; errors come back as the service's own typed error."""
 
-    def __init__(self, nc: NATS, scope_secret: str, timeout: float = 10.0) -> None:
+    def __init__(self, nc: NATS, signer: ScopeSigner, timeout: float = 10.0) -> None:
         self._nc = nc
-        self._secret = scope_secret
+        self._signer = signer
         self._timeout = timeout
 
     async def request(
@@ -28,7 +28,8 @@ class ServiceClient:
     ) -> Reply:
         """Send `body` under `scope`; raise RemoteError for an error reply, 503/504 if nobody answers."""
         payload = body.model_dump_json().encode()
-        headers = sign_scope(scope, self._secret)
+        # One token per message: bound to this subject and body, so it cannot be replayed elsewhere.
+        headers = self._signer.sign(scope, subject, payload)
         try:
             msg = await traced_request(self._nc, subject, payload, timeout or self._timeout, headers, scope)
         except NoRespondersError:

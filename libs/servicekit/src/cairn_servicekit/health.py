@@ -5,6 +5,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from nats.aio.client import Client as NATS
+from pydantic import SecretStr
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -54,20 +55,27 @@ def temporal_check(client: "TemporalClient") -> HealthCheck:
     return probe("temporal", check_health)
 
 
-async def connect_temporal(address: str, namespace: str, attempts: int = 60) -> "TemporalClient":
+async def connect_temporal(
+    address: str, namespace: str, payload_keys: "str | SecretStr | None", attempts: int = 60
+) -> "TemporalClient":
     """Connect to Temporal, retrying while it starts (a service may come up first). Payloads are pydantic
-    models, so every Cairn client uses the pydantic data converter."""
+    models, encrypted with `CAIRN_PAYLOAD_KEYS`: every Cairn client and worker uses this converter."""
     from temporalio.client import Client
-    from temporalio.contrib.pydantic import pydantic_data_converter
 
     from cairn_observability.tracing import temporal_interceptors
+    from cairn_servicekit.payload_codec import encrypted_converter
 
+    if not payload_keys:
+        raise ValueError("Temporal payloads are encrypted: set CAIRN_PAYLOAD_KEYS")
+    if isinstance(payload_keys, SecretStr):
+        payload_keys = payload_keys.get_secret_value()
+    converter = encrypted_converter(payload_keys)
     for attempt in range(attempts):
         try:
             return await Client.connect(
                 address,
                 namespace=namespace,
-                data_converter=pydantic_data_converter,
+                data_converter=converter,
                 interceptors=temporal_interceptors(),
             )
         except Exception:

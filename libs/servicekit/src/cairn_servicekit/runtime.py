@@ -10,7 +10,6 @@ from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from typing import Any, TypeVar
 
-import nats
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
@@ -27,7 +26,8 @@ from cairn_observability.logs import bind_tenant
 from cairn_observability.metrics import NATS_INFLIGHT, NATS_LATENCY, NATS_REQUESTS
 from cairn_observability.propagation import extract
 from cairn_observability.tracing import set_scope_attributes, tracer
-from cairn_scope import Scope, verify_scope
+from cairn_scope import Scope
+from cairn_servicekit.bus import connect_nats
 from cairn_servicekit.health import HealthCheck, nats_check
 from cairn_servicekit.http_port import HttpPort
 from cairn_servicekit.settings import ServiceSettings
@@ -57,6 +57,7 @@ class NatsService:
         self._health_checks: list[HealthCheck] = []
         self._subs: list[Subscription] = []
         self._inflight: set[asyncio.Task[None]] = set()
+        self._verifier = settings.scope_verifier()
 
     def route(
         self, subject: str, model: type[Req]
@@ -118,7 +119,7 @@ class NatsService:
 
     async def _dispatch(self, msg: Msg, model: type[BaseModel], handler: Handler) -> Reply:
         try:
-            scope = verify_scope(msg.headers, self.settings.scope_secret)
+            scope = self._verifier.verify(msg.headers, msg.subject, msg.data)
             _observe_scope(scope)
             try:
                 request = model.model_validate_json(msg.data)
@@ -157,18 +158,6 @@ def _observe_scope(scope: Scope) -> None:
     bind_tenant(scope.tenant_id)
 
 
-async def connect_nats(url: str, name: str) -> NATS:
-    """Connect with unbounded reconnects: a NATS restart must not kill a service."""
-    return await nats.connect(
-        url,
-        name=name,
-        max_reconnect_attempts=-1,
-        reconnect_time_wait=0.5,
-        connect_timeout=5,
-        allow_reconnect=True,
-    )
-
-
 Setup = Callable[[AsyncExitStack, NATS], Awaitable[NatsService]]
 
 
@@ -184,7 +173,7 @@ async def run_service(name: str, settings: ServiceSettings, setup: Setup) -> Non
         port = HttpPort(name, settings.http_host, settings.http_port)
         await port.start()
         stack.push_async_callback(port.stop)
-        nc = await connect_nats(settings.nats_url, f"cairn-{name}")
+        nc = await connect_nats(settings, name)
         stack.push_async_callback(nc.drain)
         service = await setup(stack, nc)
         await service.start(nc)

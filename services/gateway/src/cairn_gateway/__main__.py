@@ -8,7 +8,7 @@ from cairn_observability import TelemetrySettings, setup_telemetry, shutdown_tra
 
 
 def main() -> None:
-    settings = GatewaySettings()  # scope_secret comes from the environment
+    settings = GatewaySettings()  # scope keys come from the environment
     setup_telemetry("gateway", TelemetrySettings(log_level=settings.log_level))
     uvicorn.run(
         create_app(settings),

@@ -5,10 +5,12 @@ from contextlib import asynccontextmanager
 
 import httpx
 from fastapi import FastAPI, Response
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 
 from cairn_contracts.health import ReadyReport
 from cairn_gateway import (
+    routes_codec,
     routes_graduation,
     routes_identity,
     routes_knowledge,
@@ -30,7 +32,8 @@ from cairn_gateway.store import IdentityStore
 from cairn_observability.tracing import instrument_fastapi
 from cairn_providers import secret_box
 from cairn_servicekit import ServiceClient
-from cairn_servicekit.runtime import connect_nats
+from cairn_servicekit.bus import connect_nats
+from cairn_servicekit.payload_codec import AesGcmCodec
 from cairn_storage import create_engine, make_sessionmaker
 
 API_DESCRIPTION = (
@@ -53,10 +56,10 @@ def create_app(settings: GatewaySettings) -> FastAPI:
             isolation_level="AUTOCOMMIT",
             server_settings={"synchronous_commit": "off"},
         )
-        nc = await connect_nats(settings.nats_url, "cairn-gateway")
+        nc = await connect_nats(settings, "gateway")
         box = secret_box(settings.provider_secrets_key)
         store = IdentityStore(sessionmaker, box)
-        services = ServiceClient(nc, settings.scope_secret, settings.request_timeout_seconds)
+        services = ServiceClient(nc, settings.scope_signer, settings.request_timeout_seconds)
         temporal = TemporalProbe(settings.temporal_address, settings.temporal_namespace)
         probes = httpx.AsyncClient()
         embedder = http_ready(
@@ -70,6 +73,11 @@ def create_app(settings: GatewaySettings) -> FastAPI:
             services=services,
             readiness_checks=readiness_checks(
                 sessionmaker, nc, temporal, services, settings.readiness_timeout_seconds, embedder
+            ),
+            codec=(
+                AesGcmCodec.from_setting(settings.payload_keys.get_secret_value())
+                if settings.payload_keys
+                else None
             ),
         )
         app.state.idempotency = IdempotencyStore(limiter_engine)
@@ -88,6 +96,15 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     mcp = mount_mcp(app)
     app.middleware("http")(metrics.middleware)
     instrument_fastapi(app)  # outermost: its server span covers the other middleware too
+    if settings.codec_cors_origin_list:
+        # The Temporal UI calls the codec endpoint from the operator's browser, with their bearer key.
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.codec_cors_origin_list,
+            allow_methods=["POST"],
+            allow_headers=["authorization", "content-type", "x-namespace"],
+            allow_credentials=True,
+        )
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:
@@ -110,4 +127,5 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     app.include_router(routes_knowledge.router)
     app.include_router(routes_recall_context.router)
     app.include_router(routes_usage.router)
+    app.include_router(routes_codec.router)
     return app

@@ -17,6 +17,7 @@ from cairn_observability.tracing import set_scope_attributes
 from cairn_scope import KeyIdentity, Scope, derive_scope
 from cairn_servicekit import ServiceClient
 from cairn_servicekit.health import HealthCheck
+from cairn_servicekit.payload_codec import AesGcmCodec
 
 
 @dataclass
@@ -27,6 +28,7 @@ class GatewayState:
     limiter: RateLimiter
     services: ServiceClient
     readiness_checks: list[HealthCheck]
+    codec: AesGcmCodec | None = None  # Temporal payload keys, for the codec endpoint
 
 
 def get_state(request: Request) -> GatewayState:

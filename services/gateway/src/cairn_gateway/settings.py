@@ -18,3 +18,9 @@ class GatewaySettings(ServiceSettings):
     memory_embedder_http_url: str | None = None
     # Request bodies above this many bytes are refused (413) before anything reads or parses them.
     max_body_bytes: int = Field(default=1024 * 1024, ge=1)
+    # Browser origins (comma-separated) allowed to call the codec endpoint: the Temporal UI's URL.
+    codec_cors_origins: str = ""
+
+    @property
+    def codec_cors_origin_list(self) -> list[str]:
+        return [origin.strip() for origin in self.codec_cors_origins.split(",") if origin.strip()]

@@ -25,8 +25,10 @@ def main() -> None:
         engine = create_engine(settings.database_url, pool_size=5)
         stack.push_async_callback(engine.dispose)
         sessionmaker = make_sessionmaker(engine)
-        temporal = await connect_temporal(settings.temporal_address, settings.temporal_namespace)
-        services = ServiceClient(nc, settings.scope_secret, settings.request_timeout_seconds)
+        temporal = await connect_temporal(
+            settings.temporal_address, settings.temporal_namespace, settings.payload_keys
+        )
+        services = ServiceClient(nc, settings.scope_signer, settings.request_timeout_seconds)
         worker = build_worker(temporal, settings, GraduationActivities(sessionmaker, services))
         running = asyncio.create_task(worker.run())
 

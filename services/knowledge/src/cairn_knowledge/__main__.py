@@ -11,7 +11,7 @@ from cairn_servicekit import NatsService, run_service
 
 
 def main() -> None:
-    settings = KnowledgeSettings()  # scope_secret comes from the environment
+    settings = KnowledgeSettings()  # scope keys come from the environment
 
     async def wire(stack: AsyncExitStack, nc: NATS) -> NatsService:
         return await setup(settings, stack, nc)

@@ -11,7 +11,7 @@ from cairn_servicekit import NatsService, run_service
 
 
 def main() -> None:
-    settings = MemorySettings()  # scope_secret comes from the environment
+    settings = MemorySettings()  # scope keys come from the environment
 
     async def wire(stack: AsyncExitStack, nc: NATS) -> NatsService:
         return await setup(settings, stack, nc)

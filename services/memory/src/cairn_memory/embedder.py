@@ -33,10 +33,10 @@ from cairn_observability.metrics import declare_consumer
 from cairn_observability.propagation import link_from
 from cairn_observability.tracing import set_scope_attributes, tracer
 from cairn_providers import TenantEmbedders, secret_box
+from cairn_servicekit.bus import connect_nats
 from cairn_servicekit.consumer import fetch_batch
 from cairn_servicekit.health import nats_check, postgres_check, probe
 from cairn_servicekit.http_port import HttpPort
-from cairn_servicekit.runtime import connect_nats
 from cairn_storage import create_engine, make_sessionmaker
 from cairn_storage.models import Memory
 from cairn_storage.usage import UsageMeter, estimate_tokens
@@ -44,7 +44,7 @@ from cairn_storage.usage import UsageMeter, estimate_tokens
 log = logging.getLogger(__name__)
 
 SERVICE = "memory-embedder"
-DURABLE = "memory-embedder"
+DURABLE = subjects.EMBEDDER_DURABLE
 RETRY_DELAY_SECONDS = 5.0
 
 # Only rows whose stored hash differs are written: a redelivery never rewrites a vector.
@@ -234,9 +234,8 @@ async def serve(settings: MemorySettings, embedding: EmbeddingSettings) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    # Up before the model loads (startup probes see a live process), down after everything else.
-    port = HttpPort(SERVICE, settings.http_host, settings.http_port)
-    await port.start()
+SERVICE = "memory-embedder"
+DURABLE = subjects.EMBEDDER_DURABLE
     try:
         engine = create_engine(settings.database_url, pool_size=2)
         embedder = await asyncio.to_thread(build_embedder, embedding)  # loading the model blocks
@@ -248,7 +247,7 @@ async def serve(settings: MemorySettings, embedding: EmbeddingSettings) -> None:
             dim=embedding.dim,
             ttl_seconds=settings.provider_cache_ttl_seconds,
         )
-        nc = await connect_nats(settings.nats_url, f"cairn-{SERVICE}")
+        nc = await connect_nats(settings, SERVICE)
         sessionmaker = make_sessionmaker(engine)
         meter = UsageMeter(sessionmaker, settings.usage_flush_interval_seconds)
         worker = asyncio.create_task(EmbeddingWorker(sessionmaker, embedders, settings, meter).run(nc, stop))
@@ -274,7 +273,7 @@ async def serve(settings: MemorySettings, embedding: EmbeddingSettings) -> None:
 
 
 def main() -> None:
-    settings = MemorySettings()  # scope_secret comes from the environment
+    settings = MemorySettings()  # scope keys come from the environment
     asyncio.run(serve(settings, EmbeddingSettings()))
 
 

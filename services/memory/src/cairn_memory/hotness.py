@@ -24,7 +24,7 @@ from cairn_storage.models import Memory
 
 log = logging.getLogger(__name__)
 
-DURABLE = "memory-recall-bumps"
+DURABLE = subjects.RECALL_BUMPS_DURABLE
 SYSTEM_KEY = "system:recall-bump"  # the event names the scope; no caller key exists here
 
 

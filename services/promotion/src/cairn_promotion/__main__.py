@@ -26,7 +26,9 @@ def main() -> None:
         engine = create_engine(settings.database_url, pool_size=5)
         stack.push_async_callback(engine.dispose)
         sessionmaker = make_sessionmaker(engine)
-        temporal = await connect_temporal(settings.temporal_address, settings.temporal_namespace)
+        temporal = await connect_temporal(
+            settings.temporal_address, settings.temporal_namespace, settings.payload_keys
+        )
         box = secret_box(settings.provider_secrets_key)
         compilers = TenantCompilers(
             await asyncio.to_thread(build_compiler, settings),
@@ -35,7 +37,7 @@ def main() -> None:
             timeout=settings.compile_timeout_seconds,
             ttl_seconds=settings.provider_cache_ttl_seconds,
         )
-        services = ServiceClient(nc, settings.scope_secret, settings.request_timeout_seconds)
+        services = ServiceClient(nc, settings.scope_signer, settings.request_timeout_seconds)
         meter = UsageMeter(sessionmaker, settings.usage_flush_interval_seconds)
         metering = asyncio.create_task(meter.run())
 
