@@ -1,5 +1,7 @@
 """Talking to the test stack's bus the way a service does: as a principal's NATS user, with its key."""
 
+from collections.abc import Awaitable, Callable
+
 from nats.aio.client import Client as NATS
 from temporalio.client import Client as TemporalClient
 
@@ -17,13 +19,15 @@ def caller_of(subject: str) -> str:
     return next(name for name, p in PRINCIPALS.items() if subject in p.calls)
 
 
-async def connect_as(stack: CairnStack, principal: str) -> NATS:
+async def connect_as(
+    stack: CairnStack, principal: str, error_cb: Callable[[Exception], Awaitable[None]] | None = None
+) -> NATS:
     settings = BusSettings(
         nats_url=stack.nats_url,
         nats_user=principal,
         nats_password=stack.secrets.nats_passwords[principal],  # type: ignore[arg-type]
     )
-    return await connect_nats(settings, principal, reconnect=False)
+    return await connect_nats(settings, principal, reconnect=False, error_cb=error_cb)
 
 
 def signer(stack: CairnStack, principal: str) -> ScopeSigner:

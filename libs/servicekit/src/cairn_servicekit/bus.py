@@ -2,6 +2,7 @@
 optionally over TLS. Every `nats.connect` in the code base goes through `connect_nats`."""
 
 import ssl
+from collections.abc import Awaitable, Callable
 
 import nats
 from nats.aio.client import Client as NATS
@@ -24,7 +25,13 @@ def tls_context(settings: BusSettings) -> ssl.SSLContext | None:
     return context
 
 
-async def connect_nats(settings: BusSettings, principal: str, *, reconnect: bool = True) -> NATS:
+async def connect_nats(
+    settings: BusSettings,
+    principal: str,
+    *,
+    reconnect: bool = True,
+    error_cb: Callable[[Exception], Awaitable[None]] | None = None,
+) -> NATS:
     """Connect as `principal` (a name in `cairn_contracts.bus.PRINCIPALS`).
 
     Replies come back on `_INBOX_<principal>.>`, the only inboxes that principal's NATS user may
@@ -45,4 +52,5 @@ async def connect_nats(settings: BusSettings, principal: str, *, reconnect: bool
         reconnect_time_wait=0.5,
         connect_timeout=5,
         allow_reconnect=reconnect,
+        error_cb=error_cb,
     )
