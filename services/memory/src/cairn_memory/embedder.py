@@ -234,8 +234,9 @@ async def serve(settings: MemorySettings, embedding: EmbeddingSettings) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-SERVICE = "memory-embedder"
-DURABLE = subjects.EMBEDDER_DURABLE
+    # Up before the model loads (startup probes see a live process), down after everything else.
+    port = HttpPort(SERVICE, settings.http_host, settings.http_port)
+    await port.start()
     try:
         engine = create_engine(settings.database_url, pool_size=2)
         embedder = await asyncio.to_thread(build_embedder, embedding)  # loading the model blocks
