@@ -72,3 +72,23 @@ class BusSecrets:
         ]
         users.append({"user": OPERATOR, "password": self.nats_passwords[OPERATOR]})
         return {"users": users}
+
+
+def password_variable(principal: str) -> str:
+    """The environment variable a rendered config reads a principal's password from."""
+    return "CAIRN_NATS_PASSWORD_" + principal.upper().replace("-", "_")
+
+
+def nats_config_with_variables() -> str:
+    """The same `authorization` block for a deployed nats-server, passwords as `$CAIRN_NATS_PASSWORD_<P>`
+    references that nats-server resolves from its environment (fill them from Secrets)."""
+    users = [
+        f'{{"user": {json.dumps(name)}, "password": ${password_variable(name)}, '
+        f'"permissions": {json.dumps(nats_permissions(p))}}}'
+        for name, p in PRINCIPALS.items()
+    ]
+    return '{"authorization": {"users": [\n  ' + ",\n  ".join(users) + "\n]}}\n"
+
+
+if __name__ == "__main__":
+    print(nats_config_with_variables(), end="")  # noqa: T201 - a config generator for deploy manifests
