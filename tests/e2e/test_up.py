@@ -66,8 +66,11 @@ async def test_up_runs_everything_refuses_a_twin_and_stops_clean() -> None:
             "CAIRN_API_KEY",
             "CAIRN_ADMIN_KEY",
             "CAIRN_TEMPORAL_UI_URL",
+            "CAIRN_PAYLOAD_KEYS",
             *HTTP_URLS,
         }
+        secrets_file = home / "bus_secrets.json"  # NATS passwords and private keys: the owner's only
+        assert secrets_file.stat().st_mode & 0o777 == 0o600
         descendants = psutil.Process(up.pid).children(recursive=True)
         assert len(descendants) >= 9  # postgres, nats, temporal, 5 services + embedder, gateway
         async with httpx.AsyncClient(timeout=10) as client:
