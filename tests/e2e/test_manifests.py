@@ -11,6 +11,7 @@ and the init containers really wait for it.
 
 import asyncio
 import base64
+import json
 import shutil
 import subprocess
 import sys
@@ -168,6 +169,19 @@ def base_env() -> dict[str, str]:
     return {k: v for k, v in psutil.Process().environ().items() if k in keep} | {"PYTHONUNBUFFERED": "1"}
 
 
+def nats_authorization(rendered: Rendered) -> dict[str, Any]:
+    """The dev overlay's NATS `authorization` block as its server reads it: the ConfigMap's config with
+    the `$CAIRN_NATS_PASSWORD_*` references resolved from the NATS container's env (its Secrets)."""
+    (nats,) = [w for w in rendered.workloads("Deployment") if w.name == "cairn-nats"]
+    (container,) = nats.containers()
+    env = rendered.env(container)
+    (config,) = [data["nats-auth.conf"] for data in rendered.config_maps.values() if "nats-auth.conf" in data]
+    for name in sorted(env, key=len, reverse=True):  # longest first: _MEMORY_EMBEDDER before _MEMORY
+        config = config.replace(f"${name}", json.dumps(env[name]))
+    authorization: dict[str, Any] = json.loads(config)["authorization"]
+    return authorization
+
+
 @pytest.fixture(scope="module")
 async def backing() -> AsyncIterator[tuple[BackingStack, StackPorts]]:
     data_dir = stack_dir("cairn-manifests-")
@@ -178,6 +192,8 @@ async def backing() -> AsyncIterator[tuple[BackingStack, StackPorts]]:
         namespace="default",  # Cairn's namespace and attributes are the setup Job's to create
         search_attributes={},
         postgres_settings={"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"},
+        # NATS as the overlay runs it: its users, permissions and passwords, no anonymous access.
+        nats_authorization=nats_authorization(Rendered(render(DEV_OVERLAY))),
     )
     try:
         async with stack:
