@@ -12,12 +12,11 @@ import promql_parser
 import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
-from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 
 from cairn_devstack.cairn import SERVICES, CairnStack
 from cairn_promotion.workflows import PromoteSession
 from conftest import TenantHandle, bearer
+from tests.bus_helpers import temporal_client
 from tests.e2e.test_memory import remember
 from tests.e2e.test_promotion import FACT_TURNS, add_turns, promote
 from tests.e2e.test_recall import wait_embedded
@@ -147,9 +146,7 @@ async def traffic(stack: CairnStack, admin_key: str) -> dict[str, str]:
         assert graduated.status_code in {200, 201}, graduated.text
         await add_turns(http, key, "obs", FACT_TURNS)
         accepted = await promote(http, key, "obs")
-        temporal = await Client.connect(
-            stack.temporal_address, namespace=stack.temporal_namespace, data_converter=pydantic_data_converter
-        )
+        temporal = await temporal_client(stack)
         await temporal.get_workflow_handle_for(PromoteSession.run, accepted["workflow_id"]).result()
         patched = await http.patch(
             f"/api/v1/tenants/{tenant.id}", json={"promotion_budget_per_hour": 0}, headers=bearer(admin_key)

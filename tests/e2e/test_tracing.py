@@ -8,14 +8,12 @@ from typing import Any
 
 import httpx
 import pytest
-from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 
 from cairn_devstack.cairn import CairnStack
 from cairn_observability.receiver import OtlpReceiver, ReceivedSpan
 from cairn_promotion.workflows import PromoteSession
 from conftest import TenantHandle, bearer
-from tests.bus_helpers import secret_values
+from tests.bus_helpers import secret_values, temporal_client
 from tests.e2e.test_memory import remember
 from tests.e2e.test_promotion import FACT_TURNS, add_turns, promote
 from tests.e2e.test_recall import wait_embedded
@@ -174,9 +172,7 @@ class TestTraces:
         key = await tenant.agent()
         await add_turns(http, key, "traced", FACT_TURNS)
         accepted = await promote(http, key, "traced")
-        temporal = await Client.connect(
-            stack.temporal_address, namespace=stack.temporal_namespace, data_converter=pydantic_data_converter
-        )
+        temporal = await temporal_client(stack)
         result = await temporal.get_workflow_handle_for(PromoteSession.run, accepted["workflow_id"]).result()
         assert result.promoted >= 1
 

@@ -8,14 +8,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
-from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 
 from cairn_contracts import limits
 from cairn_devstack.cairn import CairnStack
 from cairn_promotion.workflows import PromoteSession
 from cairn_storage.usage import estimate_tokens
 from conftest import TenantHandle, bearer
+from tests.bus_helpers import temporal_client
 from tests.e2e.test_memory import remember
 from tests.e2e.test_promotion import FACT_TURNS, add_turns, promote, promoted_rows
 from tests.e2e.test_recall import wait_embedded
@@ -109,9 +108,7 @@ class TestUsageCounts:
         agent = await tenant.agent()
         await add_turns(http, agent, "promo", FACT_TURNS)
         accepted = await promote(http, agent, "promo")
-        temporal = await Client.connect(
-            stack.temporal_address, namespace=stack.temporal_namespace, data_converter=pydantic_data_converter
-        )
+        temporal = await temporal_client(stack)
         result = await temporal.get_workflow_handle_for(PromoteSession.run, accepted["workflow_id"]).result()
         assert result.promoted >= 1
         inserted = len(await promoted_rows(http, agent))
