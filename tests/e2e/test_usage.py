@@ -15,6 +15,7 @@ from cairn_promotion.workflows import PromoteSession
 from cairn_storage.usage import estimate_tokens
 from conftest import TenantHandle, bearer
 from tests.bus_helpers import temporal_client
+from tests.e2e.test_knowledge import propose
 from tests.e2e.test_memory import remember
 from tests.e2e.test_promotion import FACT_TURNS, add_turns, promote, promoted_rows
 from tests.e2e.test_recall import wait_embedded
@@ -117,6 +118,25 @@ class TestUsageCounts:
         )
         assert data["totals"]["session_bytes"] == sum(len(c.encode()) for _, c in FACT_TURNS)
         assert data["totals"]["embedded_tokens"] > 0  # promoted candidates are embedded at write time
+
+    async def test_knowledge_proposals_and_searches_meter_embedded_tokens(
+        self, http: httpx.AsyncClient, tenant: TenantHandle
+    ) -> None:
+        agent = await tenant.agent()
+        body = f"Deploys to production need two approvals {uuid.uuid4().hex}."
+        await propose(http, agent, title=f"Deploy approvals {uuid.uuid4().hex[:6]}", body=body)
+        query = f"how many approvals {uuid.uuid4().hex}"
+        r = await http.post("/api/v1/knowledge/search", json={"query": query}, headers=bearer(agent))
+        assert r.status_code == 200, r.text
+        # The gate embeds title + body as chunks; at least the body's and the query's estimate.
+        data = await usage_until(
+            http,
+            tenant.admin_key,
+            tenant.id,
+            lambda t: t["embedded_tokens"] >= estimate_tokens([body]) + estimate_tokens([query]),
+        )
+        assert data["totals"]["writes"] == 0  # articles are knowledge, not memory writes
+        assert data["totals"]["recalls"] == 0  # a knowledge search is not a memory recall
 
 
 class TestUsageAccess:

@@ -1,6 +1,7 @@
 """Knowledge service wiring: database, the tenant embedders, the gate and the handlers."""
 
 import asyncio
+import contextlib
 from contextlib import AsyncExitStack
 
 from nats.aio.client import Client as NATS
@@ -14,6 +15,7 @@ from cairn_providers import TenantEmbedders, secret_box
 from cairn_servicekit import NatsService
 from cairn_servicekit.health import postgres_check
 from cairn_storage import create_engine, make_sessionmaker
+from cairn_storage.usage import UsageMeter
 from cairn_storage.vector_search import probe_iterative_scan
 
 
@@ -32,12 +34,25 @@ async def setup(settings: KnowledgeSettings, stack: AsyncExitStack, nc: NATS) ->
     stack.push_async_callback(embedders.close)
     iterative = await probe_iterative_scan(sessionmaker, settings.knowledge_hnsw_iterative_scan)
     service = NatsService("knowledge", settings)
+    meter = UsageMeter(sessionmaker, settings.usage_flush_interval_seconds)
+    metering = asyncio.create_task(meter.run())
+
+    async def stop_metering() -> None:
+        metering.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await metering
+
+    stack.push_async_callback(stop_metering)
     register(
         service,
         NoveltyGate(
-            sessionmaker, embedders, settings.knowledge_near_dup_threshold, settings.knowledge_max_chunks
+            sessionmaker,
+            embedders,
+            settings.knowledge_near_dup_threshold,
+            settings.knowledge_max_chunks,
+            meter,
         ),
-        KnowledgeService(sessionmaker, embedders, settings, iterative),
+        KnowledgeService(sessionmaker, embedders, settings, iterative, meter),
     )
     service.health_check(postgres_check(sessionmaker))
     return service

@@ -32,6 +32,7 @@ from cairn_knowledge.store import KnowledgeStore
 from cairn_providers import TenantEmbedders
 from cairn_scope import Scope
 from cairn_storage.models import Article
+from cairn_storage.usage import UsageMeter, estimate_tokens
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,9 @@ class NoveltyGate:
         embedders: TenantEmbedders,
         near_dup_threshold: float,
         max_chunks: int,
+        meter: UsageMeter,
     ) -> None:
+        self._meter = meter
         self._sm = sessionmaker
         self._embedders = embedders
         self._threshold = near_dup_threshold
@@ -74,7 +77,9 @@ class NoveltyGate:
     async def _embed(self, tenant_id: str, title: str, body: str) -> tuple[list[list[float]], str]:
         embedder = await self._embedders.for_tenant(tenant_id)
         try:
-            vectors = await embedder.embed(chunk_text(embedded_text(title, body))[: self._max_chunks])
+            chunks = chunk_text(embedded_text(title, body))[: self._max_chunks]
+            vectors = await embedder.embed(chunks)
+            self._meter.add(tenant_id, "embedded_tokens", estimate_tokens(chunks))
         except (EmbedderUnavailable, EmbeddingError) as exc:
             log.warning("novelty gate unavailable: %s", exc)
             raise GateUnavailable() from None

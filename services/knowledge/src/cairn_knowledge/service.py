@@ -28,6 +28,7 @@ from cairn_knowledge.settings import KnowledgeSettings
 from cairn_knowledge.store import Found, KnowledgeStore, Ranked
 from cairn_providers import TenantEmbedders
 from cairn_scope import Scope
+from cairn_storage.usage import UsageMeter, estimate_tokens
 from cairn_storage.vector_search import PGVECTOR_EF_SEARCH_MAX, IterativeScan
 
 log = logging.getLogger(__name__)
@@ -82,7 +83,9 @@ class KnowledgeService:
         embedders: TenantEmbedders,
         settings: KnowledgeSettings,
         iterative_scan: IterativeScan,
+        meter: UsageMeter,
     ) -> None:
+        self._meter = meter
         self._sm = sessionmaker
         self._embedders = embedders
         self._settings = settings
@@ -127,7 +130,9 @@ class KnowledgeService:
             embedder = await self._embedders.for_tenant(scope.tenant_id)
             if req.query_vector is not None and req.query_vector_model == embedder.name:
                 return req.query_vector, None
-            return (await embedder.embed([req.query]))[0], None
+            vector = (await embedder.embed([req.query]))[0]
+            self._meter.add(scope.tenant_id, "embedded_tokens", estimate_tokens([req.query]))
+            return vector, None
         except EmbedderUnavailable as exc:
             return None, f"embedder_{exc.reason}"
         except EmbeddingError:
