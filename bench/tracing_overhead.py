@@ -1,8 +1,8 @@
-"""Tracing overhead on write and recall latency: one private stack, the same sequential load with OTLP
-export off, on (to a real receiver in this process), and off again (the second "off" shows drift from
-others' load on a shared machine).
+"""Tracing overhead on write and recall latency: one private stack, the same sequential load in rounds
+that alternate OTLP export off and on (off, on, off, on, off), so drift from others' load on a shared
+machine hits both sides alike. The receiver (a real OTLP/HTTP one) runs in its own process.
 
-    python bench/tracing_overhead.py [--calls 200]
+    python bench/tracing_overhead.py [--calls 60] [--rounds 5]
 
 "On" restarts the gateway, memory and recall with CAIRN_OTEL_EXPORTER_OTLP_ENDPOINT set (every span
 sampled and exported in batches); "off" restarts them without it.
@@ -13,11 +13,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import subprocess
+import sys
 import time
 import uuid
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from cairn_devstack.cairn import CairnStack
-from cairn_observability.receiver import OtlpReceiver
 from harness import Bench, running_stack, summary_ms
 
 TRACED = (("memory", "cairn_memory"), ("recall", "cairn_recall"))
@@ -55,35 +59,71 @@ async def phase(bench: Bench, key: str, calls: int) -> tuple[list[float], list[f
     return writes, recalls
 
 
-async def main(calls: int) -> None:
-    with OtlpReceiver() as receiver:
+RECEIVER = """
+import sys
+from cairn_observability.receiver import OtlpReceiver
+with OtlpReceiver() as rx:
+    print(rx.endpoint, flush=True)
+    while sys.stdin.readline():
+        print(len(rx.spans()), flush=True)
+"""
+
+
+@contextmanager
+def receiver_process() -> Iterator[subprocess.Popen[str]]:
+    """The OTLP receiver in its own process, so decoding spans never competes with the timed client."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", RECEIVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        yield proc
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def spans_received(proc: subprocess.Popen[str]) -> int:
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    proc.stdin.write("count\n")
+    proc.stdin.flush()
+    return int(proc.stdout.readline())
+
+
+async def main(calls: int, rounds: int) -> None:
+    with receiver_process() as rx:
+        assert rx.stdout is not None
+        endpoint = rx.stdout.readline().strip()
         async with running_stack() as bench:
             tenant = await bench.tenant()
-            results: dict[str, tuple[list[float], list[float]]] = {}
-            for label, env in (
-                ("off", {}),
-                ("on", {"CAIRN_OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint}),
-                ("off again", {}),
-            ):
-                await restart(bench.stack, env)
-                key = await bench.agent_key(
-                    tenant, f"agent-{label.replace(' ', '-')}"
-                )  # a fresh subject each
-                results[label] = await phase(bench, key, calls)
-            print(f"tracing overhead ({calls} sequential writes and recalls per phase, one private stack)")
-            for label, (writes, recalls) in results.items():
-                print(f"  {label:9}  write {summary_ms(writes)}   recall {summary_ms(recalls)}")
-            base_w = statistics.median(results["off"][0] + results["off again"][0])
-            base_r = statistics.median(results["off"][1] + results["off again"][1])
+            results: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+            for i in range(rounds):
+                label = "on" if i % 2 else "off"
+                await restart(bench.stack, {"CAIRN_OTEL_EXPORTER_OTLP_ENDPOINT": endpoint} if i % 2 else {})
+                key = await bench.agent_key(tenant, f"agent-{i}")  # a fresh subject per round
+                writes, recalls = await phase(bench, key, calls)
+                results[label][0].extend(writes)
+                results[label][1].extend(recalls)
+                print(
+                    f"  round {i + 1} ({label}): write p50 {statistics.median(writes) * 1000:.1f} ms, "
+                    f"recall p50 {statistics.median(recalls) * 1000:.1f} ms"
+                )
+            print(f"tracing overhead ({rounds} alternating rounds of {calls} sequential writes and recalls)")
+            for label in ("off", "on"):
+                writes, recalls = results[label]
+                print(f"  {label:3}  write {summary_ms(writes)}   recall {summary_ms(recalls)}")
+            off_w, off_r = statistics.median(results["off"][0]), statistics.median(results["off"][1])
             on_w, on_r = statistics.median(results["on"][0]), statistics.median(results["on"][1])
             print(
-                f"  median overhead: write {(on_w - base_w) * 1000:+.2f} ms ({(on_w / base_w - 1) * 100:+.1f}%), "
-                f"recall {(on_r - base_r) * 1000:+.2f} ms ({(on_r / base_r - 1) * 100:+.1f}%)"
+                f"  median overhead: write {(on_w - off_w) * 1000:+.2f} ms ({(on_w / off_w - 1) * 100:+.1f}%), "
+                f"recall {(on_r - off_r) * 1000:+.2f} ms ({(on_r / off_r - 1) * 100:+.1f}%)"
             )
-            print(f"  spans received while on: {len(receiver.spans())} in {receiver.requests} OTLP requests")
+            print(f"  spans exported while on: {spans_received(rx)}")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    parser.add_argument("--calls", type=int, default=200)
-    asyncio.run(main(parser.parse_args().calls))
+    parser.add_argument("--calls", type=int, default=60)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    asyncio.run(main(args.calls, args.rounds))
