@@ -2,7 +2,7 @@
 that alternate OTLP export off and on (off, on, off, on, off), so drift from others' load on a shared
 machine hits both sides alike. The receiver (a real OTLP/HTTP one) runs in its own process.
 
-    python bench/tracing_overhead.py [--calls 60] [--rounds 5]
+    python bench/tracing_overhead.py [--calls 60] [--rounds 5] [--sampler-ratio 0.1]
 
 "On" restarts the gateway, memory and recall with CAIRN_OTEL_EXPORTER_OTLP_ENDPOINT set (every span
 sampled and exported in batches); "off" restarts them without it.
@@ -28,7 +28,7 @@ TRACED = (("memory", "cairn_memory"), ("recall", "cairn_recall"))
 
 
 async def restart(stack: CairnStack, env: dict[str, str]) -> None:
-    for name in ("CAIRN_OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_BSP_SCHEDULE_DELAY"):
+    for name in ("CAIRN_OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG"):
         stack.config.service_env.pop(name, None)
     stack.config.service_env.update(env)
     for name, _ in TRACED:
@@ -90,7 +90,7 @@ def spans_received(proc: subprocess.Popen[str]) -> int:
     return int(proc.stdout.readline())
 
 
-async def main(calls: int, rounds: int) -> None:
+async def main(calls: int, rounds: int, ratio: float | None) -> None:
     with receiver_process() as rx:
         assert rx.stdout is not None
         endpoint = rx.stdout.readline().strip()
@@ -99,7 +99,13 @@ async def main(calls: int, rounds: int) -> None:
             results: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
             for i in range(rounds):
                 label = "on" if i % 2 else "off"
-                await restart(bench.stack, {"CAIRN_OTEL_EXPORTER_OTLP_ENDPOINT": endpoint} if i % 2 else {})
+                on = {"CAIRN_OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}
+                if ratio is not None:  # head sampling at the gateway; services follow the parent's decision
+                    on |= {
+                        "OTEL_TRACES_SAMPLER": "parentbased_traceidratio",
+                        "OTEL_TRACES_SAMPLER_ARG": str(ratio),
+                    }
+                await restart(bench.stack, on if i % 2 else {})
                 key = await bench.agent_key(tenant, f"agent-{i}")  # a fresh subject per round
                 writes, recalls = await phase(bench, key, calls)
                 results[label][0].extend(writes)
@@ -108,7 +114,10 @@ async def main(calls: int, rounds: int) -> None:
                     f"  round {i + 1} ({label}): write p50 {statistics.median(writes) * 1000:.1f} ms, "
                     f"recall p50 {statistics.median(recalls) * 1000:.1f} ms"
                 )
-            print(f"tracing overhead ({rounds} alternating rounds of {calls} sequential writes and recalls)")
+            sampled = f", sampling ratio {ratio}" if ratio is not None else ", every trace sampled"
+            print(
+                f"tracing overhead ({rounds} alternating rounds of {calls} sequential writes and recalls{sampled})"
+            )
             for label in ("off", "on"):
                 writes, recalls = results[label]
                 print(f"  {label:3}  write {summary_ms(writes)}   recall {summary_ms(recalls)}")
@@ -125,5 +134,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=60)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--sampler-ratio", type=float, default=None, help="e.g. 0.1: keep 10%% of traces")
     args = parser.parse_args()
-    asyncio.run(main(args.calls, args.rounds))
+    asyncio.run(main(args.calls, args.rounds, args.sampler_ratio))
