@@ -9,7 +9,7 @@ scope's subject, never a body field.
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
@@ -17,6 +17,7 @@ from pydantic_core import PydanticCustomError
 from cairn_contracts import limits, subjects
 from cairn_contracts.memory import ProjectId
 from cairn_contracts.recall import _query
+from cairn_contracts.text import clean_text
 
 # Re-exported so a caller of the gate needs only this module.
 PROPOSE = subjects.KNOWLEDGE_PROPOSE
@@ -25,18 +26,6 @@ LIST = subjects.KNOWLEDGE_LIST
 SEARCH = subjects.KNOWLEDGE_SEARCH
 DELETE = subjects.KNOWLEDGE_DELETE
 VISIBLE_IDS = subjects.KNOWLEDGE_VISIBLE_IDS
-
-
-def clean_text(value: Any) -> Any:
-    """A NUL or an unpaired surrogate can be neither stored nor encoded: refuse it as a 422 up front."""
-    if isinstance(value, str):
-        if "\x00" in value:
-            raise PydanticCustomError("validation_error", "text must not contain NUL characters")
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise PydanticCustomError("validation_error", "text must be valid Unicode") from None
-    return value
 
 
 def _not_blank(value: str) -> str:
@@ -159,7 +148,7 @@ class ListArticlesRequest(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
     limit: Annotated[int, Field(ge=1, le=limits.LIST_LIMIT_MAX)] = limits.LIST_LIMIT_DEFAULT
-    offset: Annotated[int, Field(ge=0)] = 0
+    offset: Annotated[int, Field(ge=0, le=limits.LIST_OFFSET_MAX)] = 0
     category: CleanStr | None = None
     tag: CleanStr | None = None
     status: ArticleStatus | None = None

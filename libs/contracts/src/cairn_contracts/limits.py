@@ -11,6 +11,8 @@ METADATA_MAX_BYTES: Final = 16 * 1024
 SESSION_TTL_MAX_SECONDS: Final = 30 * 24 * 3600
 LIST_LIMIT_MAX: Final = 100
 LIST_LIMIT_DEFAULT: Final = 20
+# Deep pages cost a scan of every row skipped; past this, narrow the filter instead.
+LIST_OFFSET_MAX: Final = 100_000
 HISTORY_LIMIT_MAX: Final = 1000
 HISTORY_LIMIT_DEFAULT: Final = 100
 RECALL_LIMIT_MAX: Final = 50

@@ -158,7 +158,7 @@ class ListMemoriesRequest(BaseModel):
     """NATS body of `cairn.v1.memory.list` (the gateway builds it from the query string)."""
 
     limit: Annotated[int, Field(ge=1, le=limits.LIST_LIMIT_MAX)] = limits.LIST_LIMIT_DEFAULT
-    offset: Annotated[int, Field(ge=0)] = 0
+    offset: Annotated[int, Field(ge=0, le=limits.LIST_OFFSET_MAX)] = 0
     source: Source | None = None
     tag: str | None = None
     project_id: ProjectId = None
@@ -178,7 +178,7 @@ class SupersedeRequest(BaseModel):
 class SessionHistoryRequest(BaseModel):
     session_id: SessionId
     limit: Annotated[int, Field(ge=1, le=limits.HISTORY_LIMIT_MAX)] = limits.HISTORY_LIMIT_DEFAULT
-    offset: Annotated[int, Field(ge=0)] = 0
+    offset: Annotated[int, Field(ge=0, le=limits.LIST_OFFSET_MAX)] = 0
 
 
 class MemoryCreated(BaseModel):

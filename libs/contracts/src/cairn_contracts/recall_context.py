@@ -15,10 +15,10 @@ from cairn_contracts.knowledge import (
     DiversityOptions,
     KnowledgeHit,
     Provenance,
-    clean_text,
 )
 from cairn_contracts.memory import ProjectId, Source, _session_id
 from cairn_contracts.recall import _query
+from cairn_contracts.text import clean_text
 
 
 def _optional_session_id(value: Any) -> Any:

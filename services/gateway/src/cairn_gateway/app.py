@@ -23,8 +23,10 @@ from cairn_gateway.body_limit import BodyLimitMiddleware
 from cairn_gateway.deps import GatewayState, StateDep
 from cairn_gateway.errors import install_error_handlers
 from cairn_gateway.idempotency import IdempotencyStore, install_idempotency
+from cairn_gateway.input_guard import InputGuardMiddleware
 from cairn_gateway.mcp_mount import mount_mcp
 from cairn_gateway.metrics import GatewayMetrics
+from cairn_gateway.openapi_doc import install_openapi
 from cairn_gateway.ratelimit import RateLimiter
 from cairn_gateway.readiness import TemporalProbe, http_ready, readiness, readiness_checks
 from cairn_gateway.settings import GatewaySettings
@@ -91,6 +93,9 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     app = FastAPI(title="Cairn", version="0.1.0", description=API_DESCRIPTION, lifespan=lifespan)
     install_error_handlers(app)
     install_idempotency(app)
+    # Between the idempotency buffer and the body limit: an unstorable input never claims an
+    # Idempotency-Key, and the guard only ever reads a body the limit has already bounded.
+    app.add_middleware(InputGuardMiddleware)
     # Added after (so outside) the idempotency buffer: an oversized body is refused before anyone reads it.
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     mcp = mount_mcp(app)
@@ -128,4 +133,5 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     app.include_router(routes_recall_context.router)
     app.include_router(routes_usage.router)
     app.include_router(routes_codec.router)
+    install_openapi(app)
     return app

@@ -116,7 +116,7 @@ async def session_history(
     state: StateDep,
     scope: ScopeDep,
     limit: Annotated[int, Query(ge=1, le=limits.HISTORY_LIMIT_MAX)] = limits.HISTORY_LIMIT_DEFAULT,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=limits.LIST_OFFSET_MAX)] = 0,
 ) -> dict[str, Any]:
     """The caller's turns of this session in insertion order (expired turns never appear)."""
     request = SessionHistoryRequest.model_validate(
