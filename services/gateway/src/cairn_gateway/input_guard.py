@@ -52,6 +52,8 @@ class InputGuardMiddleware:
             await _reject(scope, receive, send, ErrorCode.validation_error, 422, problem)
             return
         body = await _read_body(receive)
+        if body is None:
+            return
         if body:
             try:
                 parsed = json.loads(body)
@@ -69,12 +71,13 @@ class InputGuardMiddleware:
         await self.app(scope, _replay(body, receive), send)
 
 
-async def _read_body(receive: Receive) -> bytes:
+async def _read_body(receive: Receive) -> bytes | None:
+    """The whole body, or None when the client went away before sending it."""
     chunks: list[bytes] = []
     while True:
         message = await receive()
         if message["type"] != "http.request":
-            break
+            return None
         chunks.append(message.get("body", b""))
         if not message.get("more_body", False):
             break
