@@ -29,6 +29,12 @@ TEST_SERVICE_ENV = {
     "CAIRN_EMBED_SWEEP_MIN_AGE_SECONDS": "3",
     "CAIRN_RATE_LIMIT_PER_SECOND": "100000",
     "CAIRN_RATE_LIMIT_BURST": "100000",
+    "CAIRN_READ_RATE_LIMIT_PER_SECOND": "100000",
+    "CAIRN_READ_RATE_LIMIT_BURST": "100000",
+    # Caps small enough to test at the edge (test_limits.py); production defaults are in Settings.
+    "CAIRN_SESSION_MAX_TURNS": "1000",
+    "CAIRN_SESSION_MAX_BYTES": str(3 * 1024 * 1024),
+    "CAIRN_MAX_PROJECTS_PER_TENANT": "25",
     "CAIRN_LOG_LEVEL": "WARNING",
     "CAIRN_PROVIDER_CACHE_TTL_SECONDS": "1",
     # Subjects with more than 5 embedded rows take the index-safe ANN path, so tests exercise both.

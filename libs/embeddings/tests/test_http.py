@@ -18,8 +18,11 @@ from cairn_embeddings import (
     EmbeddingProviderError,
     OpenAICompatibleEmbedder,
 )
+from cairn_embeddings.transport import ProviderTransport
 
 DIM = 8
+# Real retries, short pauses: the suite does not sleep through production backoffs.
+FAST = ProviderTransport(backoff_initial_s=0.01, backoff_max_s=0.05)
 
 
 @dataclass
@@ -76,7 +79,7 @@ async def provider() -> AsyncIterator[FakeProvider]:
 @pytest_asyncio.fixture
 async def client(provider: FakeProvider) -> AsyncIterator[OpenAICompatibleEmbedder]:
     embedder = OpenAICompatibleEmbedder(
-        provider.base_url, "sk-test", "text-embedding-3-small", DIM, timeout=5
+        provider.base_url, "sk-test", "text-embedding-3-small", DIM, timeout=5, transport=FAST
     )
     yield embedder
     await embedder.close()
@@ -167,6 +170,10 @@ class TestOpenAICompatibleEmbedder:
             await embedder.close()
 
 
+def client_attempts(client: OpenAICompatibleEmbedder) -> int:
+    return client.transport.max_attempts
+
+
 def state_of(breaker: CircuitBreakerEmbedder) -> str:
     # Read through a function so mypy does not narrow the property across awaits.
     return breaker.state
@@ -197,11 +204,13 @@ class TestBreakerOverHttp:
         with pytest.raises(EmbedderUnavailable) as info:
             await breaker.embed(["a"])
         assert info.value.reason == "circuit_open"
-        assert len(provider.requests) == 3  # the open circuit did not call the provider
+        attempts = client_attempts(client)
+        # Each failed call retried (the transport's attempts); the open circuit did not call the provider.
+        assert len(provider.requests) == 3 * attempts
 
         clock.now += 30
         assert state_of(breaker) == "half_open"
         provider.mode = "ok"
         assert len(await breaker.embed(["a"])) == 1
         assert state_of(breaker) == "closed"
-        assert len(provider.requests) == 4
+        assert len(provider.requests) == 3 * attempts + 1

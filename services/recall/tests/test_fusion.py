@@ -69,16 +69,23 @@ class TestSpeakerPrior:
 class TestQueryCache:
     def test_hit_miss_and_bound(self) -> None:
         cache = QueryEmbeddingCache(max_entries=2, ttl_seconds=60)
-        assert cache.get("a") is None
-        cache.put("a", [1.0])
-        cache.put("b", [2.0])
-        assert cache.get("a") == [1.0]
-        cache.put("c", [3.0])  # evicts the least recently used: b
-        assert cache.get("b") is None
-        assert cache.get("c") == [3.0]
+        assert cache.get("t1", "a") is None
+        cache.put("t1", "a", [1.0])
+        cache.put("t1", "b", [2.0])
+        assert cache.get("t1", "a") == [1.0]
+        cache.put("t1", "c", [3.0])  # evicts the least recently used: b
+        assert cache.get("t1", "b") is None
+        assert cache.get("t1", "c") == [3.0]
         assert (cache.hits, cache.misses) == (2, 2)
+
+    def test_providers_never_share_an_entry(self) -> None:
+        cache = QueryEmbeddingCache(max_entries=10, ttl_seconds=60)
+        cache.put("tenant-a\x00default", "same text", [1.0])
+        assert cache.get("tenant-b\x00default", "same text") is None
+        assert cache.get("tenant-a\x00http://other/v1\x00m", "same text") is None
+        assert cache.get("tenant-a\x00default", "same text") == [1.0]
 
     def test_entries_expire(self) -> None:
         cache = QueryEmbeddingCache(max_entries=2, ttl_seconds=0)
-        cache.put("a", [1.0])
-        assert cache.get("a") is None
+        cache.put("t1", "a", [1.0])
+        assert cache.get("t1", "a") is None

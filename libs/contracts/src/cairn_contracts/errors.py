@@ -50,6 +50,9 @@ class ErrorCode(StrEnum):
     invalid_range = "invalid_range"
     range_too_wide = "range_too_wide"
     payload_undecodable = "payload_undecodable"
+    session_turn_limit = "session_turn_limit"
+    session_byte_limit = "session_byte_limit"
+    project_limit = "project_limit"
 
 
 class ErrorBody(BaseModel):

@@ -32,6 +32,9 @@ class TenantPatch(BaseModel):
     promotion_budget_per_hour: Annotated[int, Field(ge=0, le=1_000_000)] | None = None
     rate_limit_per_second: Annotated[float, Field(gt=0, le=100_000)] | None = None
     rate_limit_burst: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    # Recall / search token bucket per key (null: CAIRN_READ_RATE_LIMIT_PER_SECOND / _BURST).
+    read_rate_limit_per_second: Annotated[float, Field(gt=0, le=100_000)] | None = None
+    read_rate_limit_burst: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
     # Recalls that make a memory hot enough for the graduation sweep (null: CAIRN_GRADUATION_RECALL_THRESHOLD).
     graduation_recall_threshold: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
 
@@ -45,6 +48,8 @@ class Tenant(BaseModel):
     rate_limit_burst: int | None
     created_at: datetime
     graduation_recall_threshold: int | None = None
+    read_rate_limit_per_second: float | None = None
+    read_rate_limit_burst: int | None = None
 
 
 class KeyCreate(BaseModel):

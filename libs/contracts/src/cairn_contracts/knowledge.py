@@ -199,7 +199,7 @@ class KnowledgeSearchMessage(KnowledgeSearchRequest):
     seen_ids: Annotated[list[str], Field(max_length=10_000)] = []
     diversity: DiversityOptions = DiversityOptions()
     # Merged recall embeds the query once for both halves; the model name guards against mixing spaces.
-    query_vector: list[float] | None = None
+    query_vector: Annotated[list[float], Field(max_length=limits.VECTOR_DIM_MAX)] | None = None
     query_vector_model: str | None = None
 
 
@@ -263,8 +263,8 @@ class VisibleIdsRequest(BaseModel):
     """NATS body of `cairn.v1.knowledge.visible_ids`: which of `ids` the scope's subject can see
     (published tenant-visible articles of its tenant, plus its own owner-visible ones)."""
 
-    ids: Annotated[list[str], Field(max_length=1000)]
+    ids: Annotated[list[str], Field(max_length=limits.VISIBLE_IDS_MAX)]
 
 
 class VisibleIdsResult(BaseModel):
-    ids: list[str]
+    ids: Annotated[list[str], Field(max_length=limits.VISIBLE_IDS_MAX)]

@@ -5,7 +5,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cairn_contracts.memory import SessionId
+from cairn_contracts import limits
+from cairn_contracts.memory import SessionId, Tags
 
 
 class Candidate(BaseModel):
@@ -13,8 +14,12 @@ class Candidate(BaseModel):
 
     text: Annotated[str, Field(min_length=1, max_length=2000)]
     confidence: Annotated[float, Field(ge=0.0, le=1.0)]
-    tags: list[str] = []
-    cross_links: list[str] = []  # knowledge article ids; validated against visibility before any write
+    tags: Tags = []
+    # Knowledge article ids; validated against visibility before any write.
+    cross_links: Annotated[
+        list[Annotated[str, Field(max_length=limits.CANDIDATE_LINK_MAX_CHARS)]],
+        Field(max_length=limits.CANDIDATE_LINKS_MAX),
+    ] = []
     # What the fact is about ("user|residence", "standup"): a new value for a slot a live promoted memory
     # holds supersedes it ("updated"). None: the compiler does not know, so only paraphrases supersede.
     slot: Annotated[str, Field(min_length=1, max_length=200)] | None = None
@@ -68,10 +73,13 @@ class SessionSnapshot(BaseModel):
     unchanged: bool
 
 
+Candidates = Annotated[list[Candidate], Field(max_length=limits.PROMOTION_CANDIDATES_MAX)]
+
+
 class CompiledSession(BaseModel):
     """The compile activity's result: candidates and the fingerprint of the turns it actually read."""
 
-    candidates: list[Candidate]
+    candidates: Candidates
     fingerprint: str
 
 
@@ -97,7 +105,7 @@ class PersistPromotedRequest(BaseModel):
     """NATS `cairn.v1.memory.persist_promoted`: survivors of the confidence gate, for the memory service."""
 
     session_id: str
-    candidates: list[Candidate]
+    candidates: Candidates
 
 
 class PersistPromotedResult(BaseModel):
@@ -105,7 +113,7 @@ class PersistPromotedResult(BaseModel):
     superseded: int = 0
     deduped: int = 0
     dropped_quota: int = 0
-    memory_ids: list[str] = []
+    memory_ids: Annotated[list[str], Field(max_length=limits.PROMOTION_CANDIDATES_MAX)] = []
 
 
 class SweepResult(BaseModel):

@@ -54,4 +54,4 @@ class MemoryRecalled(BaseModel):
     type: Literal["cairn.v1.events.memory.recalled"] = "cairn.v1.events.memory.recalled"
     tenant_id: str
     subject_id: str
-    memory_ids: list[str]
+    memory_ids: Annotated[list[str], Field(min_length=1, max_length=limits.RECALL_LIMIT_MAX)]

@@ -160,7 +160,7 @@ class ReferencedMessage(ReferencedRequest):
 
 class ReferencedResult(BaseModel):
     recall_id: str
-    article_ids: list[str]
+    article_ids: Annotated[list[str], Field(max_length=limits.REFERENCED_IDS_MAX)]
     recorded: int  # new (recall_id, article_id) pairs; a repeat records 0
 
 

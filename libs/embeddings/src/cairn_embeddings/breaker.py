@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from cairn_embeddings.breaker_metrics import BREAKERS, OPENED
-from cairn_embeddings.errors import EmbedderUnavailable, EmbeddingProviderError
+from cairn_embeddings.errors import EmbedderUnavailable, EmbeddingProviderError, EmbeddingRateLimited
 from cairn_embeddings.protocol import Embedder, SupportsClose
 
 __all__ = ["BreakerState", "CircuitBreakerEmbedder"]
@@ -19,7 +19,7 @@ class CircuitBreakerEmbedder:
     """Wraps an embedder; after ``failure_threshold`` consecutive provider failures it opens.
 
     While open, ``embed`` raises ``EmbedderUnavailable(reason="circuit_open")`` without calling the
-    inner embedder. Once ``reset_after_s`` have passed it is half-open: one trial call goes through
+    inner embedder. A 429 (`EmbeddingRateLimited`) is back-pressure and never counts. Once ``reset_after_s`` have passed it is half-open: one trial call goes through
     (concurrent calls are still rejected); success closes the circuit, failure opens it again for
     another ``reset_after_s``. Provider errors surface as ``EmbedderUnavailable(reason="provider_error")``.
     Other exceptions (bugs, cancellation) pass through unchanged and do not count as failures.
@@ -99,6 +99,10 @@ class CircuitBreakerEmbedder:
             self._trial_in_flight = True
         try:
             vectors = await self.inner.embed(texts)
+        except EmbeddingRateLimited as exc:
+            # Back-pressure: the provider works and asks us to slow down; opening the circuit would turn
+            # one busy minute into `reset_after_s` of refusals for every caller.
+            raise EmbedderUnavailable("provider_rate_limited", retry_after_s=exc.retry_after_s) from exc
         except EmbeddingProviderError as exc:
             self._record_failure()
             raise EmbedderUnavailable("provider_error", retry_after_s=self._retry_after()) from exc

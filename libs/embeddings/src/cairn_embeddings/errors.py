@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["EmbedderUnavailable", "EmbeddingError", "EmbeddingProviderError"]
+__all__ = ["EmbedderUnavailable", "EmbeddingError", "EmbeddingProviderError", "EmbeddingRateLimited"]
 
 
 class EmbeddingError(Exception):
@@ -21,12 +21,25 @@ class EmbeddingProviderError(EmbeddingError):
         self.status = status
 
 
+class EmbeddingRateLimited(EmbeddingProviderError):
+    """The provider kept answering 429: back-pressure, not a broken provider (the breaker ignores it).
+
+    Attributes:
+        retry_after_s: The provider's last `Retry-After`, when it gave one.
+    """
+
+    def __init__(self, message: str, *, retry_after_s: float | None) -> None:
+        super().__init__(message, status=429)
+        self.retry_after_s = retry_after_s
+
+
 class EmbedderUnavailable(EmbeddingError):
     """No embedding can be had right now; callers should degrade (e.g. keyword-only recall).
 
     Attributes:
         reason: ``"circuit_open"`` when the circuit breaker rejected the call without trying,
-            ``"provider_error"`` when the provider was tried and failed.
+            ``"provider_error"`` when the provider was tried and failed, ``"provider_rate_limited"``
+            when it kept answering 429.
         retry_after_s: Seconds until the breaker lets a trial call through, when known.
     """
 

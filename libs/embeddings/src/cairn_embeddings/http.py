@@ -5,14 +5,21 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import aiohttp
 from pydantic import BaseModel, ValidationError
 
-from cairn_embeddings.errors import EmbeddingProviderError
+from cairn_embeddings.errors import EmbeddingProviderError, EmbeddingRateLimited
+from cairn_embeddings.transport import (
+    ProviderRateLimited,
+    ProviderTransport,
+    ProviderTransportError,
+    shared_transport,
+)
 
 __all__ = ["OpenAICompatibleEmbedder"]
 
 _MAX_ERROR_BODY = 300
+# A float in JSON is at most ~25 bytes: 256 texts x 3072 dimensions stay well inside this.
+DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 
 
 class _EmbeddingItem(BaseModel):
@@ -27,8 +34,8 @@ class _EmbeddingResponse(BaseModel):
 class OpenAICompatibleEmbedder:
     """Client for an OpenAI-compatible embeddings endpoint (OpenAI, vLLM, Ollama, LiteLLM, TEI...).
 
-    The object owns an ``aiohttp`` session, created on first use inside the running event loop;
-    call :meth:`close` on shutdown.
+    Requests go through the process's shared :class:`ProviderTransport` (one session, bounded retries
+    honouring ``Retry-After``, bounded response size) unless another is given.
 
     Attributes:
         name: ``"openai:<model>"``.
@@ -44,6 +51,8 @@ class OpenAICompatibleEmbedder:
         timeout: float = 30.0,
         *,
         batch_size: int = 256,
+        transport: ProviderTransport | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         """Configure the client; no connection is made here.
 
@@ -54,20 +63,22 @@ class OpenAICompatibleEmbedder:
             dim: Expected vector length.
             timeout: Total seconds allowed per HTTP request.
             batch_size: Texts per request; larger inputs are sent as several requests.
+            transport: The HTTP transport; the process's shared one by default.
+            max_response_bytes: A longer response body is an error (and is not read further).
         """
         self.name = f"openai:{model}"
         self.dim = dim
         self.model = model
         self.batch_size = batch_size
-        self._url = base_url.rstrip("/") + "/embeddings"
+        self.endpoint = base_url.rstrip("/")
+        self._url = self.endpoint + "/embeddings"
         self._headers = {"Authorization": f"Bearer {api_key}"}
-        self._timeout = aiohttp.ClientTimeout(total=timeout)
-        self._session: aiohttp.ClientSession | None = None
+        self._timeout = timeout
+        self.transport = transport or shared_transport()
+        self._max_response_bytes = max_response_bytes
 
-    def _client(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(headers=self._headers, timeout=self._timeout)
-        return self._session
+    def __repr__(self) -> str:
+        return f"OpenAICompatibleEmbedder(endpoint={self.endpoint!r}, model={self.model!r}, api_key='**********')"
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Embed ``texts`` with the remote model.
@@ -92,13 +103,18 @@ class OpenAICompatibleEmbedder:
 
     async def _embed_batch(self, texts: list[str]) -> list[list[float]]:
         try:
-            async with self._client().post(self._url, json={"model": self.model, "input": texts}) as resp:
-                body = await resp.read()
-                status = resp.status
-        except TimeoutError as exc:
-            raise EmbeddingProviderError(f"embedding request to {self._url} timed out") from exc
-        except aiohttp.ClientError as exc:
-            raise EmbeddingProviderError(f"embedding request to {self._url} failed: {exc!r}") from exc
+            response = await self.transport.post_json(
+                self._url,
+                {"model": self.model, "input": texts},
+                headers=self._headers,
+                timeout_s=self._timeout,
+                max_response_bytes=self._max_response_bytes,
+            )
+        except ProviderRateLimited as exc:
+            raise EmbeddingRateLimited(str(exc), retry_after_s=exc.retry_after_s) from exc
+        except ProviderTransportError as exc:
+            raise EmbeddingProviderError(f"embedding request: {exc}", status=exc.status) from exc
+        body, status = response.body, response.status
         if status >= 400:
             snippet = body[:_MAX_ERROR_BODY].decode("utf-8", "replace")
             raise EmbeddingProviderError(
@@ -134,7 +150,4 @@ class OpenAICompatibleEmbedder:
         return vectors
 
     async def close(self) -> None:
-        """Close the HTTP session; a later ``embed`` would open a new one."""
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        """Nothing of its own to release: the transport is shared by the process (closed at its shutdown)."""

@@ -1,7 +1,7 @@
 """Reading and writing a tenant's provider settings."""
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import func, select
@@ -19,7 +19,8 @@ KINDS = ("embedding", "compiler")
 class ProviderConfig:
     base_url: str
     model: str
-    api_key: str | None  # None: configured without a key (or one this deployment cannot decrypt)
+    # None: configured without a key (or one this deployment cannot decrypt). Never in a repr or a log.
+    api_key: str | None = field(repr=False)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,11 @@ T = TypeVar("T")
 Kind = Literal["embedding", "compiler"]
 
 
+def provider_key(tenant_id: str, config: ProviderConfig | None) -> str:
+    provider = "default" if config is None else f"{config.base_url}\x00{config.model}"
+    return f"{tenant_id}\x00{provider}"
+
+
 class TenantRegistry(Generic[T]):
     """Looks up a tenant's settings at most every `ttl_seconds` (a change applies within that time); unchanged
     settings keep their object (and so its circuit-breaker state). Tenants without settings get `default`."""
@@ -38,9 +43,15 @@ class TenantRegistry(Generic[T]):
         self._cache: dict[str, tuple[float, ProviderConfig | None, T]] = {}
 
     async def for_tenant(self, tenant_id: str) -> T:
+        return (await self.for_tenant_keyed(tenant_id))[0]
+
+    async def for_tenant_keyed(self, tenant_id: str) -> tuple[T, str]:
+        """The tenant's object and a key naming exactly what produced it (the tenant and its provider's
+        endpoint and model), for caches of its results: no other tenant, and no other endpoint of this
+        tenant, ever shares the key."""
         cached = self._cache.get(tenant_id)
         if cached is not None and cached[0] > time.monotonic():
-            return cached[2]
+            return cached[2], provider_key(tenant_id, cached[1])
         async with self._sm() as session:
             config = getattr(await load_providers(session, tenant_id, self._box), self._kind)
         if cached is not None and cached[1] == config:
@@ -50,7 +61,7 @@ class TenantRegistry(Generic[T]):
                 await self._release(cached[2])
             value = self.default if config is None else self._build(config)
         self._cache[tenant_id] = (time.monotonic() + self._ttl, config, value)
-        return value
+        return value, provider_key(tenant_id, config)
 
     async def _release(self, value: T) -> None:
         if value is not self.default and self._close is not None:

@@ -14,6 +14,7 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
+    Identity,
     Index,
     Integer,
     LargeBinary,
@@ -50,6 +51,8 @@ class Tenant(Base):
     promotion_budget_per_hour: Mapped[int | None] = mapped_column(Integer)
     rate_limit_per_second: Mapped[float | None] = mapped_column(Float)
     rate_limit_burst: Mapped[int | None] = mapped_column(Integer)
+    read_rate_limit_per_second: Mapped[float | None] = mapped_column(Float)
+    read_rate_limit_burst: Mapped[int | None] = mapped_column(Integer)
     graduation_recall_threshold: Mapped[int | None] = mapped_column(Integer)
     graduation_served_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = _created()
@@ -383,3 +386,22 @@ class TenantUsage(Base):
     compile_calls: Mapped[int] = mapped_column(BigInteger, server_default="0")
     live_rows: Mapped[int] = mapped_column(BigInteger, server_default="0")
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class AuditEvent(Base):
+    """Who minted or revoked which key, and every superadmin request acting in a tenant. Append-only:
+    a trigger (migration 0010) refuses UPDATE, DELETE and TRUNCATE."""
+
+    __tablename__ = "audit_events"
+    id: Mapped[int] = mapped_column(BigInteger, Identity(always=True), primary_key=True)
+    action: Mapped[str] = mapped_column(String(50))
+    actor_key_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    actor_role: Mapped[str | None] = mapped_column(String(20))
+    actor_tenant_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    tenant_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    target_key_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    target_role: Mapped[str | None] = mapped_column(String(20))
+    target_agent_id: Mapped[str | None] = mapped_column(String(200))
+    detail: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=text("'{}'::jsonb"))
+    created_at: Mapped[datetime] = _created()
+    __table_args__ = (Index("audit_events_tenant_idx", "tenant_id", "id"),)

@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 
 from cairn_contracts.health import ReadyReport
 from cairn_gateway import (
+    routes_audit,
     routes_codec,
     routes_graduation,
     routes_identity,
@@ -27,7 +28,7 @@ from cairn_gateway.input_guard import InputGuardMiddleware
 from cairn_gateway.mcp_mount import mount_mcp
 from cairn_gateway.metrics import GatewayMetrics
 from cairn_gateway.openapi_doc import install_openapi
-from cairn_gateway.ratelimit import RateLimiter
+from cairn_gateway.ratelimit import Bucket, RateLimiter
 from cairn_gateway.readiness import TemporalProbe, http_ready, readiness, readiness_checks
 from cairn_gateway.settings import GatewaySettings
 from cairn_gateway.store import IdentityStore
@@ -71,7 +72,11 @@ def create_app(settings: GatewaySettings) -> FastAPI:
             settings=settings,
             store=store,
             auth=Authenticator(store, KeyCache(settings.key_cache_ttl_seconds)),
-            limiter=RateLimiter(limiter_engine, settings.rate_limit_per_second, settings.rate_limit_burst),
+            limiter=RateLimiter(
+                limiter_engine,
+                write=Bucket(settings.rate_limit_per_second, settings.rate_limit_burst),
+                read=Bucket(settings.read_rate_limit_per_second, settings.read_rate_limit_burst),
+            ),
             services=services,
             readiness_checks=readiness_checks(
                 sessionmaker, nc, temporal, services, settings.readiness_timeout_seconds, embedder
@@ -133,5 +138,6 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     app.include_router(routes_recall_context.router)
     app.include_router(routes_usage.router)
     app.include_router(routes_codec.router)
+    app.include_router(routes_audit.router)
     install_openapi(app)
     return app

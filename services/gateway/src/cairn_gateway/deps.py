@@ -56,8 +56,15 @@ def impersonated_tenant(key: KeyIdentity, header: str | None) -> str | None:
     return str(parsed) if parsed else None
 
 
+async def audit_impersonation(state: "GatewayState", key: KeyIdentity, tenant: str, request: Request) -> None:
+    """Every superadmin request that acts in a tenant leaves an audit event (before it runs)."""
+    await state.store.record_impersonation(key, tenant, request.method, request.url.path)
+
+
 async def require_scope(
     key: KeyDep,
+    state: StateDep,
+    request: Request,
     x_impersonate_tenant: Annotated[
         str | None, Header(description="superadmin only: the tenant to act in")
     ] = None,
@@ -68,6 +75,8 @@ async def require_scope(
     scope = derive_scope(key, tenant)
     set_scope_attributes(trace.get_current_span(), scope.tenant_id, scope.subject_id)
     bind_tenant(scope.tenant_id)
+    if tenant is not None:
+        await audit_impersonation(state, key, tenant, request)
     return scope
 
 
@@ -81,6 +90,15 @@ async def rate_limited_scope(state: StateDep, scope: ScopeDep) -> Scope:
 
 
 WriteScopeDep = Annotated[Scope, Depends(rate_limited_scope)]
+
+
+async def read_limited_scope(state: StateDep, scope: ScopeDep) -> Scope:
+    """Recall and search: the caller's scope, after a token from its key's read bucket."""
+    await state.limiter.take(scope.key_id, scope.tenant_id, "read")
+    return scope
+
+
+ReadScopeDep = Annotated[Scope, Depends(read_limited_scope)]
 
 
 async def require_superadmin(key: KeyDep) -> KeyIdentity:

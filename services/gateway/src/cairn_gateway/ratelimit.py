@@ -1,7 +1,14 @@
-"""Write-path rate limit: a token bucket per key, kept in PostgreSQL so every gateway replica shares it."""
+"""Rate limits: token buckets per key, kept in PostgreSQL so every gateway replica shares them.
+
+Two buckets per key: `write` (every write path) and `read` (recall and search, which cost an embedding and
+a ranked scan); draining one never starves the other. Each has deployment defaults and per-tenant overrides
+(`PATCH /api/v1/tenants/{id}`: `rate_limit_*` for writes, `read_rate_limit_*` for reads).
+"""
 
 import math
 import uuid
+from dataclasses import dataclass
+from typing import Literal
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -15,14 +22,15 @@ _REFILLED = (
     " * EXCLUDED.rate)"
 )
 
+
 # One atomic statement (one round trip): read the tenant's limits (or the defaults), refill, take a token
 # if there is one, and record the outcome in the row it returns.
-_TAKE = text(
-    f"""
+def _take(rate_column: str, burst_column: str) -> str:
+    return f"""
     INSERT INTO rate_buckets AS b (key_id, tokens, allowed, rate, burst, updated_at)
     SELECT :key_id, lim.burst - 1, true, lim.rate, lim.burst, clock_timestamp()
-    FROM (SELECT COALESCE((SELECT rate_limit_per_second FROM tenants WHERE id = :tenant_id), :rate) AS rate,
-                 COALESCE((SELECT rate_limit_burst FROM tenants WHERE id = :tenant_id), :burst) AS burst) lim
+    FROM (SELECT COALESCE((SELECT {rate_column} FROM tenants WHERE id = :tenant_id), :rate) AS rate,
+                 COALESCE((SELECT {burst_column} FROM tenants WHERE id = :tenant_id), :burst) AS burst) lim
     ON CONFLICT (key_id) DO UPDATE SET
         allowed = {_REFILLED} >= 1,
         tokens = {_REFILLED} - CASE WHEN {_REFILLED} >= 1 THEN 1 ELSE 0 END,
@@ -31,7 +39,25 @@ _TAKE = text(
         updated_at = clock_timestamp()
     RETURNING allowed, tokens, rate
     """
-)
+
+
+Kind = Literal["write", "read"]
+_TAKE = {
+    "write": text(_take("rate_limit_per_second", "rate_limit_burst")),
+    "read": text(_take("read_rate_limit_per_second", "read_rate_limit_burst")),
+}
+
+
+@dataclass(frozen=True)
+class Bucket:
+    rate_per_second: float
+    burst: int
+
+
+def bucket_id(key_id: str, kind: Kind) -> uuid.UUID:
+    """The write bucket keeps the key's own id (existing rows stay valid); the read bucket a derived one."""
+    key = uuid.UUID(key_id)
+    return key if kind == "write" else uuid.uuid5(key, "read")
 
 
 class RateLimiter:
@@ -39,24 +65,24 @@ class RateLimiter:
     transaction, and with asynchronous commit it costs one round trip and no WAL flush (a bucket lost in a
     crash only refills early)."""
 
-    def __init__(self, engine: AsyncEngine, rate_per_second: float, burst: int) -> None:
+    def __init__(self, engine: AsyncEngine, write: Bucket, read: Bucket) -> None:
         self._engine = engine
-        self._rate = rate_per_second
-        self._burst = burst
+        self._defaults: dict[Kind, Bucket] = {"write": write, "read": read}
 
-    async def take(self, key_id: str, tenant_id: str | None) -> None:
-        """Take one token for `key_id` or raise RateLimited with a Retry-After in whole seconds."""
+    async def take(self, key_id: str, tenant_id: str | None, kind: Kind = "write") -> None:
+        """Take one token from `key_id`'s `kind` bucket or raise RateLimited with a whole-second Retry-After."""
+        default = self._defaults[kind]
         params = {
-            "key_id": uuid.UUID(key_id),
+            "key_id": bucket_id(key_id, kind),
             "tenant_id": uuid.UUID(tenant_id) if tenant_id else None,
-            "rate": self._rate,
-            "burst": self._burst,
+            "rate": default.rate_per_second,
+            "burst": default.burst,
         }
         async with self._engine.connect() as conn:
-            row = (await conn.execute(_TAKE, params)).one()
+            row = (await conn.execute(_TAKE[kind], params)).one()
         if not row.allowed:
             retry_after = max(1, math.ceil((1 - row.tokens) / row.rate))
             raise RateLimited(
-                f"write rate limit reached; retry in {retry_after}s",
+                f"{kind} rate limit reached; retry in {retry_after}s",
                 headers={"Retry-After": str(retry_after)},
             )

@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query, status
+from fastapi import APIRouter, Header, Query, Request, status
 
 from cairn_contracts import identity as contract
 from cairn_contracts.envelope import DataEnvelope
@@ -15,6 +15,7 @@ from cairn_gateway.deps import (
     SuperadminDep,
     WriteKeyDep,
     WriteScopeDep,
+    audit_impersonation,
     impersonated_tenant,
 )
 from cairn_scope import derive_subject
@@ -95,7 +96,7 @@ async def create_key(
     else:
         raise Forbidden()
     created = await state.store.create_key(
-        str(tenant_id) if tenant_id else None, body.role, body.agent_id, body.name
+        str(tenant_id) if tenant_id else None, body.role, body.agent_id, body.name, actor=key
     )
     return DataEnvelope(data=created)
 
@@ -113,10 +114,16 @@ def _key_admin_tenant(key: KeyDep, impersonate: str | None) -> str:
 
 @router.get("/keys", tags=["admin"])
 async def list_keys(
-    state: StateDep, key: KeyDep, x_impersonate_tenant: Annotated[str | None, Header()] = None
+    state: StateDep,
+    key: KeyDep,
+    request: Request,
+    x_impersonate_tenant: Annotated[str | None, Header()] = None,
 ) -> DataEnvelope[list[contract.ApiKeyInfo]]:
     """The tenant's keys, never their secrets (user/orchestrator, or superadmin impersonating)."""
-    return DataEnvelope(data=await state.store.list_keys(_key_admin_tenant(key, x_impersonate_tenant)))
+    tenant = _key_admin_tenant(key, x_impersonate_tenant)
+    if key.role is Role.superadmin:
+        await audit_impersonation(state, key, tenant, request)
+    return DataEnvelope(data=await state.store.list_keys(tenant))
 
 
 @router.delete("/keys/{key_id}", tags=["admin"])
@@ -128,7 +135,7 @@ async def revoke_key(key_id: str, state: StateDep, key: WriteKeyDep) -> DataEnve
         confine = key.tenant_id
     else:
         raise NotFound("no such key")
-    revoked = await state.store.revoke_key(key_id, confine)
+    revoked = await state.store.revoke_key(key_id, confine, actor=key)
     state.auth.cache.forget_key(revoked.id)
     return DataEnvelope(data=revoked)
 
@@ -137,7 +144,9 @@ async def revoke_key(key_id: str, state: StateDep, key: WriteKeyDep) -> DataEnve
 async def create_project(
     body: contract.ProjectCreate, state: StateDep, scope: WriteScopeDep
 ) -> DataEnvelope[contract.Project]:
-    return DataEnvelope(data=await state.store.create_project(scope.tenant_id, body))
+    return DataEnvelope(
+        data=await state.store.create_project(scope.tenant_id, body, state.settings.max_projects_per_tenant)
+    )
 
 
 @router.get("/projects", tags=["projects"])

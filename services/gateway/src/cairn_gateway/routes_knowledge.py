@@ -21,7 +21,7 @@ from cairn_contracts.knowledge import (
     ProposeResult,
     Verdict,
 )
-from cairn_gateway.deps import ScopeDep, StateDep, WriteScopeDep
+from cairn_gateway.deps import ReadScopeDep, ScopeDep, StateDep, WriteScopeDep
 from cairn_gateway.idempotency import IDEMPOTENT
 
 router = APIRouter(prefix="/api/v1", tags=["knowledge"])
@@ -65,7 +65,7 @@ async def list_articles(
 
 
 @router.post("/knowledge/search", response_model=DataEnvelope[list[KnowledgeHit]])
-async def search(body: KnowledgeSearchRequest, state: StateDep, scope: ScopeDep) -> dict[str, Any]:
+async def search(body: KnowledgeSearchRequest, state: StateDep, scope: ReadScopeDep) -> dict[str, Any]:
     """Hybrid (keyword + semantic) search of published article summaries, diversity-reordered; see meta
     for provenance, confidence, answer_confidence, diversity and the fallback fields."""
     request = KnowledgeSearchMessage.model_validate(body.model_dump())

@@ -18,7 +18,7 @@ from cairn_contracts.memory import (
 )
 from cairn_contracts.promotion import PromoteAccepted, PromoteRequest
 from cairn_contracts.recall import RecallHit, RecallRequest
-from cairn_gateway.deps import ScopeDep, StateDep, WriteScopeDep
+from cairn_gateway.deps import ReadScopeDep, ScopeDep, StateDep, WriteScopeDep
 from cairn_gateway.idempotency import IDEMPOTENT
 
 router = APIRouter(prefix="/api/v1", tags=["memory"])
@@ -56,7 +56,7 @@ async def list_memories(
 
 
 @router.post("/memory/recall", response_model=DataEnvelope[list[RecallHit]])
-async def recall(body: RecallRequest, state: StateDep, scope: ScopeDep) -> dict[str, Any]:
+async def recall(body: RecallRequest, state: StateDep, scope: ReadScopeDep) -> dict[str, Any]:
     """Recall the caller's memories for a query: hybrid by default, never a silent empty (see meta)."""
     reply = await state.services.request(subjects.RECALL_MEMORY, scope, body)
     return _envelope(reply.data, reply.meta)

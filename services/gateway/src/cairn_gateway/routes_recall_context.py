@@ -16,13 +16,13 @@ from cairn_contracts.recall_context import (
     ReferencedRequest,
     ReferencedResult,
 )
-from cairn_gateway.deps import ScopeDep, StateDep, WriteScopeDep
+from cairn_gateway.deps import ReadScopeDep, ScopeDep, StateDep, WriteScopeDep
 
 router = APIRouter(prefix="/api/v1", tags=["recall"])
 
 
 @router.post("/recall", response_model=RecallContextResponse)
-async def recall_context(body: RecallContextRequest, state: StateDep, scope: ScopeDep) -> dict[str, Any]:
+async def recall_context(body: RecallContextRequest, state: StateDep, scope: ReadScopeDep) -> dict[str, Any]:
     """Merged recall: the caller's memories and the knowledge it can see, one list sorted by score (then
     knowledge before memory, then id), with the per-source envelopes, the selection ledger and diversity.
     Degrades (`meta.degraded`) rather than failing when one half is down."""

@@ -13,6 +13,11 @@ class GatewaySettings(ServiceSettings):
     # Write-path token bucket per key; a tenant may override both.
     rate_limit_per_second: float = 20.0
     rate_limit_burst: int = 40
+    # Read-path (recall, knowledge search, merged recall) token bucket per key, separate from writes.
+    read_rate_limit_per_second: float = 20.0
+    read_rate_limit_burst: int = 40
+    # Projects per tenant (POST /api/v1/projects past it: 422 project_limit).
+    max_projects_per_tenant: int = Field(default=1000, ge=1)
     readiness_timeout_seconds: float = 1.5
     # The embedding worker has no NATS subjects: `/readyz` asks its own HTTP port.
     memory_embedder_http_url: str | None = None

@@ -4,12 +4,19 @@ import uuid
 from datetime import date
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from cairn_contracts import audit
 from cairn_contracts import identity as contract
-from cairn_contracts.errors import AlreadyExists, AmbiguousResolution, NotFound, ServiceUnavailable
+from cairn_contracts.errors import (
+    AlreadyExists,
+    AmbiguousResolution,
+    NotFound,
+    ServiceUnavailable,
+    ValidationFailed,
+)
 from cairn_contracts.identity import Role
 from cairn_contracts.usage import UsageDay
 from cairn_gateway.keys import display_prefix, key_hash, new_key
@@ -17,7 +24,7 @@ from cairn_gateway.repo_url import repo_key
 from cairn_providers import SecretBox, save_providers
 from cairn_providers.config import describe
 from cairn_scope import KeyIdentity
-from cairn_storage.models import ApiKey, Project, Tenant, TenantProvider, TenantUsage
+from cairn_storage.models import ApiKey, AuditEvent, Project, Tenant, TenantProvider, TenantUsage
 
 
 def parse_uuid(value: str) -> uuid.UUID | None:
@@ -37,6 +44,8 @@ def tenant_out(row: Tenant) -> contract.Tenant:
         rate_limit_burst=row.rate_limit_burst,
         created_at=row.created_at,
         graduation_recall_threshold=row.graduation_recall_threshold,
+        read_rate_limit_per_second=row.read_rate_limit_per_second,
+        read_rate_limit_burst=row.read_rate_limit_burst,
     )
 
 
@@ -60,6 +69,47 @@ def project_out(row: Project) -> contract.Project:
         name=row.name,
         slug=row.slug,
         repo_url=row.repo_url,
+        created_at=row.created_at,
+    )
+
+
+def _uuid_or_none(value: str | None) -> uuid.UUID | None:
+    return uuid.UUID(value) if value else None
+
+
+def audit_row(
+    action: audit.AuditAction,
+    actor: KeyIdentity | None,
+    *,
+    tenant_id: str | None,
+    target: ApiKey | None = None,
+    detail: dict[str, Any] | None = None,
+) -> AuditEvent:
+    return AuditEvent(
+        action=action.value,
+        actor_key_id=_uuid_or_none(actor.key_id) if actor else None,
+        actor_role=actor.role.value if actor else None,
+        actor_tenant_id=_uuid_or_none(actor.tenant_id) if actor else None,
+        tenant_id=_uuid_or_none(tenant_id),
+        target_key_id=target.id if target is not None else None,
+        target_role=target.role if target is not None else None,
+        target_agent_id=target.agent_id if target is not None else None,
+        detail=detail or {},
+    )
+
+
+def audit_out(row: AuditEvent) -> audit.AuditEvent:
+    return audit.AuditEvent(
+        id=row.id,
+        action=audit.AuditAction(row.action),
+        actor_key_id=str(row.actor_key_id) if row.actor_key_id else None,
+        actor_role=Role(row.actor_role) if row.actor_role else None,
+        actor_tenant_id=str(row.actor_tenant_id) if row.actor_tenant_id else None,
+        tenant_id=str(row.tenant_id) if row.tenant_id else None,
+        target_key_id=str(row.target_key_id) if row.target_key_id else None,
+        target_role=Role(row.target_role) if row.target_role else None,
+        target_agent_id=row.target_agent_id,
+        detail=row.detail,
         created_at=row.created_at,
     )
 
@@ -161,8 +211,14 @@ class IdentityStore:
         return tenant_out(row)
 
     async def create_key(
-        self, tenant_id: str | None, role: Role, agent_id: str | None, name: str | None
+        self,
+        tenant_id: str | None,
+        role: Role,
+        agent_id: str | None,
+        name: str | None,
+        actor: KeyIdentity | None = None,
     ) -> contract.CreatedKey:
+        """Mint a key; the audit event (who minted it, for which agent) commits with it or not at all."""
         secret = new_key()
         async with self._sm.begin() as session:
             row = ApiKey(
@@ -177,6 +233,7 @@ class IdentityStore:
             session.add(row)
             await session.flush()
             await session.refresh(row)
+            session.add(audit_row(audit.AuditAction.key_created, actor, tenant_id=tenant_id, target=row))
         return contract.CreatedKey(**key_out(row).model_dump(), key=secret)
 
     async def list_keys(self, tenant_id: str) -> list[contract.ApiKeyInfo]:
@@ -194,7 +251,9 @@ class IdentityStore:
             )
         return [key_out(r) for r in rows]
 
-    async def revoke_key(self, key_id: str, tenant_id: str | None) -> contract.ApiKeyInfo:
+    async def revoke_key(
+        self, key_id: str, tenant_id: str | None, actor: KeyIdentity | None = None
+    ) -> contract.ApiKeyInfo:
         """Revoke a key; `tenant_id` confines the revocation (None: any key, for superadmin)."""
         kid = parse_uuid(key_id)
         if kid is None:
@@ -209,13 +268,67 @@ class IdentityStore:
             stmt = stmt.where(ApiKey.tenant_id == uuid.UUID(tenant_id))
         async with self._sm.begin() as session:
             row = (await session.execute(stmt)).scalar_one_or_none()
+            if row is not None:
+                session.add(
+                    audit_row(
+                        audit.AuditAction.key_revoked,
+                        actor,
+                        tenant_id=str(row.tenant_id) if row.tenant_id else None,
+                        target=row,
+                    )
+                )
         if row is None:
             raise NotFound("no such key")
         return key_out(row)
 
-    async def create_project(self, tenant_id: str, body: contract.ProjectCreate) -> contract.Project:
+    async def record_impersonation(self, actor: KeyIdentity, tenant_id: str, method: str, path: str) -> None:
+        async with self._sm.begin() as session:
+            session.add(
+                audit_row(
+                    audit.AuditAction.impersonation,
+                    actor,
+                    tenant_id=tenant_id,
+                    detail={"method": method, "path": path},
+                )
+            )
+
+    async def list_audit_events(
+        self, query: audit.ListAuditEventsRequest
+    ) -> tuple[list[audit.AuditEvent], int]:
+        stmt = select(AuditEvent)
+        if query.tenant_id is not None:
+            tid = parse_uuid(query.tenant_id)
+            if tid is None:
+                return [], 0
+            stmt = stmt.where(AuditEvent.tenant_id == tid)
+        if query.action is not None:
+            stmt = stmt.where(AuditEvent.action == query.action.value)
+        async with self._sm() as session:
+            total = await session.scalar(select(func.count()).select_from(stmt.subquery()))
+            rows = (
+                await session.execute(
+                    stmt.order_by(AuditEvent.id.desc()).limit(query.limit).offset(query.offset)
+                )
+            ).scalars()
+            return [audit_out(r) for r in rows.all()], int(total or 0)
+
+    async def create_project(
+        self, tenant_id: str, body: contract.ProjectCreate, max_projects: int
+    ) -> contract.Project:
         try:
             async with self._sm.begin() as session:
+                # One tenant's creations are serialised, so two racers cannot both take the last slot.
+                await session.execute(
+                    text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"),
+                    {"k": f"projects:{tenant_id}"},
+                )
+                count = await session.scalar(
+                    select(func.count()).select_from(Project).where(Project.tenant_id == uuid.UUID(tenant_id))
+                )
+                if (count or 0) >= max_projects:
+                    raise ValidationFailed(
+                        "project_limit", f"this tenant already has its cap of {max_projects} projects"
+                    )
                 row = Project(
                     id=uuid.uuid4(),
                     tenant_id=uuid.UUID(tenant_id),

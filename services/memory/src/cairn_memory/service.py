@@ -145,7 +145,10 @@ class MemoryService:
     async def append_turn(self, scope: Scope, body: SessionTurnWrite) -> SessionTurn:
         expires = self._expiry(body, datetime.now(UTC))
         async with self._sm.begin() as session:
-            row = await MemoryStore(session).append_turn(
+            store = MemoryStore(session)
+            await store.lock_session(scope, body.session_id)
+            await self._check_session_caps(store, scope, body)
+            row = await store.append_turn(
                 SessionMemory(
                     tenant_id=uuid.UUID(scope.tenant_id),
                     subject_id=scope.subject_id,
@@ -159,6 +162,19 @@ class MemoryService:
             turn = turn_out(row)
         self._meter.add(scope.tenant_id, "session_bytes", len(body.content.encode()))
         return turn
+
+    async def _check_session_caps(self, store: MemoryStore, scope: Scope, body: SessionTurnWrite) -> None:
+        turns, size = await store.session_usage(scope, body.session_id)
+        cap_turns, cap_bytes = self._settings.session_max_turns, self._settings.session_max_bytes
+        if turns >= cap_turns:
+            raise ValidationFailed(
+                "session_turn_limit", f"this session already holds its cap of {cap_turns} live turns"
+            )
+        if size + len(body.content.encode()) > cap_bytes:
+            raise ValidationFailed(
+                "session_byte_limit",
+                f"this turn would take the session past its cap of {cap_bytes} content bytes ({size} used)",
+            )
 
     async def history(
         self, scope: Scope, session_id: str, limit: int, offset: int

@@ -11,6 +11,11 @@ class MemorySettings(ServiceSettings):
     # Used when a session turn names neither expires_at nor ttl_seconds.
     session_default_ttl_seconds: int = 7 * 24 * 3600
     session_prune_interval_seconds: float = 60.0
+    # Per-session caps over its live (unexpired) turns: a runaway agent cannot grow one session without bound.
+    session_max_turns: int = Field(default=limits.SESSION_MAX_TURNS_DEFAULT, ge=1)
+    session_max_bytes: int = Field(
+        default=limits.SESSION_MAX_BYTES_DEFAULT, ge=limits.SESSION_CONTENT_MAX_BYTES
+    )
     # A memory's recall_count is bumped at most once per this many seconds.
     hot_cooldown_seconds: int = 3600
     # A promoted candidate this similar (cosine) to a live promoted memory supersedes it.

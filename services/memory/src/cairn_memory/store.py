@@ -111,6 +111,27 @@ class MemoryStore:
         )
         return list(rows), int(total or 0)
 
+    async def lock_session(self, scope: Scope, session_id: str) -> None:
+        """Serialise appends to one session of one (tenant, subject): its caps are checked race-free."""
+        await self.session.execute(
+            text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"),
+            {"k": f"session-cap:{scope.tenant_id}:{scope.subject_id}:{session_id}"},
+        )
+
+    async def session_usage(self, scope: Scope, session_id: str) -> tuple[int, int]:
+        """(live turns, their content bytes) of one session of the scope."""
+        stmt = check_scoped(
+            select(func.count(), func.coalesce(func.sum(func.octet_length(SessionMemory.content)), 0)).where(
+                SessionMemory.tenant_id == scope.tenant_id,
+                SessionMemory.subject_id == scope.subject_id,
+                SessionMemory.session_id == session_id,
+                SessionMemory.expires_at > func.now(),
+            ),
+            scope,
+        )
+        turns, size = (await self.session.execute(stmt)).one()
+        return int(turns), int(size)
+
     async def append_turn(self, row: SessionMemory) -> SessionMemory:
         self.session.add(row)
         await self.session.flush()  # eager defaults: created_at (and seq) come back with the INSERT

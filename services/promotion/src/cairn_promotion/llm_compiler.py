@@ -10,13 +10,16 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from contextlib import AsyncExitStack
 from typing import Any, ClassVar, TypeGuard
-
-import aiohttp
 
 from cairn_contracts.errors import ServiceUnavailable
 from cairn_contracts.promotion import Candidate, Turn
+from cairn_embeddings.transport import (
+    ProviderResponseTooLarge,
+    ProviderTransport,
+    ProviderTransportError,
+    shared_transport,
+)
 from cairn_promotion.compiler import DEFAULT_MAX_CHARS, DEFAULT_MAX_TURNS, recent_window
 from cairn_promotion.safety import holds_secret, is_instruction_like
 from cairn_promotion.slots import slot_of
@@ -112,7 +115,8 @@ class OpenAICompatibleCompiler:
         timeout: Total seconds for one request, connect to last byte.
         max_turns: How many of the most recent readable turns to send.
         max_chars: Character budget for those turns.
-        session: An aiohttp session to reuse; by default each call opens and closes its own.
+        transport: The HTTP transport (bounded retries honouring Retry-After, bounded body); the process's
+            shared one by default.
     """
 
     def __init__(
@@ -124,15 +128,18 @@ class OpenAICompatibleCompiler:
         *,
         max_turns: int = DEFAULT_MAX_TURNS,
         max_chars: int = DEFAULT_MAX_CHARS,
-        session: aiohttp.ClientSession | None = None,
+        transport: ProviderTransport | None = None,
     ) -> None:
         self.url = f"{base_url.rstrip('/')}/chat/completions"
         self.model = model
-        self.timeout = aiohttp.ClientTimeout(total=timeout)
+        self.timeout = timeout
         self.max_turns = max_turns
         self.max_chars = max_chars
         self._api_key = api_key
-        self._session = session
+        self._transport = transport or shared_transport()
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatibleCompiler(url={self.url!r}, model={self.model!r}, api_key='**********')"
 
     async def compile(self, turns: Sequence[Turn]) -> list[Candidate]:
         """Compile a session with the model.
@@ -158,22 +165,22 @@ class OpenAICompatibleCompiler:
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         try:
-            async with AsyncExitStack() as stack:
-                session = self._session
-                if session is None:
-                    session = await stack.enter_async_context(aiohttp.ClientSession())
-                response = await stack.enter_async_context(
-                    session.post(self.url, json=payload, headers=headers, timeout=self.timeout)
-                )
-                if not 200 <= response.status < 300:
-                    # The body is not echoed: providers put request details (and sometimes keys) there.
-                    raise CompileError(
-                        f"provider answered HTTP {response.status}", upstream_status=response.status
-                    )
-                body: bytes = await response.content.read(MAX_RESPONSE_BYTES + 1)
-                return body
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            raise CompileError(f"provider unreachable: {type(exc).__name__}") from exc
+            response = await self._transport.post_json(
+                self.url,
+                payload,
+                headers=headers,
+                timeout_s=self.timeout,
+                max_response_bytes=MAX_RESPONSE_BYTES,
+            )
+        except ProviderResponseTooLarge:
+            return b""  # fail-closed like any other unreadable answer: no candidates
+        except ProviderTransportError as exc:
+            # A 429 that outlasted the retries lands here too: the activity retries later (back-pressure).
+            raise CompileError(f"provider unavailable: {exc}", upstream_status=exc.status) from None
+        if not 200 <= response.status < 300:
+            # The body is not echoed: providers put request details (and sometimes keys) there.
+            raise CompileError(f"provider answered HTTP {response.status}", upstream_status=response.status)
+        return response.body
 
 
 def build_request(model: str, turns: Sequence[Turn]) -> dict[str, Any]:

@@ -54,14 +54,14 @@ class RecallService:
 
     async def embed_query(self, tenant_id: str, query: str) -> list[float]:
         """The query's vector from the tenant's embedder; identical text skips the model for a while."""
-        embedder = await self._embedders.for_tenant(tenant_id)
-        key = f"{embedder.name}\x00{query}"  # vectors of different models never mix
-        cached = self._cache.get(key)
+        embedder, provider = await self._embedders.for_tenant_keyed(tenant_id)
+        # `provider` names the tenant and its endpoint + model: no entry is shared across tenants.
+        cached = self._cache.get(f"{provider}\x00{embedder.name}", query)
         if cached is not None:
             return cached
         vector = (await embedder.embed([query]))[0]
         self._meter.add(tenant_id, "embedded_tokens", estimate_tokens([query]))
-        self._cache.put(key, vector)
+        self._cache.put(f"{provider}\x00{embedder.name}", query, vector)
         return vector
 
     async def recall(self, scope: Scope, req: RecallRequest) -> tuple[list[RecallHit], RecallMeta]:
