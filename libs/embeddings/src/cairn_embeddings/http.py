@@ -17,7 +17,6 @@ from cairn_embeddings.transport import (
 
 __all__ = ["OpenAICompatibleEmbedder"]
 
-_MAX_ERROR_BODY = 300
 # A float in JSON is at most ~25 bytes: 256 texts x 3072 dimensions stay well inside this.
 DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 
@@ -116,10 +115,9 @@ class OpenAICompatibleEmbedder:
             raise EmbeddingProviderError(f"embedding request: {exc}", status=exc.status) from exc
         body, status = response.body, response.status
         if status >= 400:
-            snippet = body[:_MAX_ERROR_BODY].decode("utf-8", "replace")
-            raise EmbeddingProviderError(
-                f"embedding provider answered HTTP {status}: {snippet}", status=status
-            )
+            # The body is not echoed: providers quote the request (and sometimes the key) in their errors,
+            # and this message reaches logs.
+            raise EmbeddingProviderError(f"embedding provider answered HTTP {status}", status=status)
         try:
             parsed = _EmbeddingResponse.model_validate_json(body)
         except ValidationError as exc:

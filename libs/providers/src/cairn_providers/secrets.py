@@ -4,6 +4,7 @@ import base64
 import hashlib
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+from pydantic import SecretStr
 
 
 class SecretBox:
@@ -33,6 +34,8 @@ class SecretBox:
             return None
 
 
-def secret_box(secret: str | None) -> SecretBox | None:
+def secret_box(secret: SecretStr | str | None) -> SecretBox | None:
     """The box for `CAIRN_PROVIDER_SECRETS_KEY`, or None when it is not configured (tenant keys unusable)."""
+    if isinstance(secret, SecretStr):
+        secret = secret.get_secret_value()
     return SecretBox(secret) if secret and secret.strip(", ") else None

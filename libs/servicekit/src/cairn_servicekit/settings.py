@@ -28,7 +28,8 @@ class BusSettings(BaseSettings):
 
 
 class ServiceSettings(BusSettings):
-    database_url: str = "postgresql://postgres@127.0.0.1:55432/cairn"
+    # SecretStr: the URL may carry the database password; it never shows in a repr or a log line.
+    database_url: SecretStr = SecretStr("postgresql://postgres@127.0.0.1:55432/cairn")
     temporal_address: str = "127.0.0.1:57233"
     temporal_namespace: str = "cairn"
     # Public keys of every scope signer, `<principal>.<label>=<base64url>,...` (old and new while rotating).
@@ -40,7 +41,7 @@ class ServiceSettings(BusSettings):
     # Temporal payload encryption keys, `<kid>=<base64url 32 bytes>,...`; the first one encrypts.
     payload_keys: SecretStr | None = None
     # Encrypts tenants' own provider API keys at rest; without it no tenant provider key can be used.
-    provider_secrets_key: str | None = None
+    provider_secrets_key: SecretStr | None = None
     # A tenant's provider settings are re-read after this long (a change applies within it).
     provider_cache_ttl_seconds: float = 30.0
     request_timeout_seconds: float = 10.0

@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from pydantic import SecretStr
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from cairn_observability.metrics import track_engine
@@ -17,14 +18,14 @@ def asyncpg_url(url: str) -> str:
 
 
 def create_engine(
-    url: str, *, pool_size: int = 10, server_settings: dict[str, str] | None = None, **kwargs: Any
+    url: str | SecretStr, *, pool_size: int = 10, server_settings: dict[str, str] | None = None, **kwargs: Any
 ) -> AsyncEngine:
     """An asyncpg engine; `server_settings` apply to every pooled connection (never session-level SET)."""
     connect_args: dict[str, Any] = {
         "server_settings": {"application_name": "cairn", **(server_settings or {})}
     }
     engine = create_async_engine(
-        asyncpg_url(url),
+        asyncpg_url(url.get_secret_value() if isinstance(url, SecretStr) else url),
         pool_size=pool_size,
         max_overflow=pool_size,
         # No pre-ping: it costs a round trip on every checkout. A connection broken by a database restart
