@@ -15,6 +15,7 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
+from pydantic import SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy import text
 
@@ -28,7 +29,7 @@ log = logging.getLogger(__name__)
 class MigrateSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="CAIRN_", extra="ignore")
 
-    database_url: str
+    database_url: SecretStr  # may carry the password: never in a repr or a log line
 
 
 def alembic_config(database_url: str) -> Config:
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds before giving up")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s migrate %(levelname)s %(message)s")
-    url = MigrateSettings().database_url
+    url = MigrateSettings().database_url.get_secret_value()
     deadline = time.monotonic() + args.timeout
     try:
         if args.wait:
