@@ -112,9 +112,15 @@ def _call(case: Case, keys: Keys) -> Response:
     return case.call(timeout=30)
 
 
+# The readiness probe's 503 is its answer ("a dependency is not ready", declared with its report), not a
+# server error: a loaded machine makes one of its checks miss the 1.5 s deadline now and then.
+READINESS = "GET /readyz"
+
+
 def _validate(case: Case, response: Response, tally: Tally) -> None:
     tally.record(case, response)
-    assert response.status_code < 500, (
+    readiness_answer = case.operation.label == READINESS and response.status_code == 503
+    assert response.status_code < 500 or readiness_answer, (
         f"server error {response.status_code}: {response.text[:300]}\n{case.as_curl_command()[:2000]}"
     )
     case.validate_response(response, checks=CHECKS)
