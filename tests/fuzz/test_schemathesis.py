@@ -51,8 +51,10 @@ class Keys:
         """Admin routes get the superadmin key, acting in the fuzz tenant where a route needs a tenant;
         every other route gets the agent key."""
         operation = case.operation
-        superadmin = "admin" in (operation.tags or []) or (
-            operation.method.upper() == "DELETE" and operation.path.startswith("/api/v1/knowledge/")
+        superadmin = (
+            "admin" in (operation.tags or [])
+            or operation.path.startswith("/codec/")  # the Temporal UI's payload codec: superadmin only
+            or (operation.method.upper() == "DELETE" and operation.path.startswith("/api/v1/knowledge/"))
         )
         if not superadmin:
             return {"Authorization": f"Bearer {self.agent}"}

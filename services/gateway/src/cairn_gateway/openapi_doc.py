@@ -9,6 +9,9 @@ from fastapi.openapi.utils import get_openapi
 from cairn_contracts.errors import ErrorEnvelope
 
 API_PREFIX = "/api/v1"
+# The probes answer without a key and in their own shape; every other operation (the API, the Temporal
+# codec endpoints) takes a bearer key and answers errors in the envelope.
+UNAUTHENTICATED = frozenset({"/healthz", "/readyz"})
 ERROR_STATUSES = {
     "400": "Malformed request",
     "401": "Missing, unknown or revoked key",
@@ -99,7 +102,7 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     schemas["ErrorEnvelope"] = error_schema
     doc["components"]["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
     for path, operations in doc["paths"].items():
-        if not path.startswith(API_PREFIX):
+        if path in UNAUTHENTICATED:
             continue
         for operation in operations.values():
             operation["security"] = [{"bearer": []}]
