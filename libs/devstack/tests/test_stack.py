@@ -29,6 +29,7 @@ from cairn_devstack import (
     PortInUseError,
     ProcessStartError,
     ProcessSupervisor,
+    RestartPolicy,
     StackPorts,
     free_port,
     http_ok,
@@ -106,6 +107,16 @@ class TestPorts:
         assert server.supervisor.pids() == {}
 
 
+async def _next_pid(supervisor: ProcessSupervisor, name: str, old: int, timeout: float = 10) -> int:
+    """The pid of the process that replaced ``old`` once it runs."""
+    for _ in range(int(timeout / 0.05)):
+        pid = supervisor.pids().get(name)
+        if pid is not None and pid != old:
+            return pid
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{name} was not restarted within {timeout} s")
+
+
 class TestSupervisor:
     async def test_failed_start_reports_log_tail(self, tmp_path: Path) -> None:
         supervisor = ProcessSupervisor(tmp_path / "logs")
@@ -139,6 +150,52 @@ class TestSupervisor:
         gone, alive = await asyncio.to_thread(psutil.wait_procs, family, 5)
         assert alive == []
         assert supervisor.pids() == {}
+
+    async def test_a_killed_child_is_restarted_with_backoff_and_logged(
+        self, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        supervisor = ProcessSupervisor(tmp_path / "logs")
+        policy = RestartPolicy(initial_delay=0.2, max_delay=0.4, stable_after=30)
+        first = await supervisor.start("sleeper", ["sleep", "300"], restart=policy)
+        try:
+            pids = [first]
+            for _ in range(3):
+                os.kill(pids[-1], signal.SIGKILL)
+                pids.append(await _next_pid(supervisor, "sleeper", pids[-1]))
+            assert len(set(pids)) == 4 and supervisor.restarts["sleeper"] == 3
+            log = supervisor.log_path("sleeper").read_text()
+            assert "supervisor: sleeper exited with code -9; restarting in 0.2 s" in log
+            assert "restarting in 0.4 s" in log  # doubled, then capped (0.8 -> 0.4)
+            assert "restarting in 0.8 s" not in log
+            assert "sleeper (pid" in caplog.text and "crash 3 in a row" in caplog.text
+        finally:
+            await supervisor.stop_all()
+
+    async def test_a_stable_run_resets_the_backoff(self, tmp_path: Path) -> None:
+        supervisor = ProcessSupervisor(tmp_path / "logs")
+        policy = RestartPolicy(initial_delay=0.3, max_delay=10, stable_after=0.5)
+        pid = await supervisor.start("sleeper", ["sleep", "300"], restart=policy)
+        try:
+            for _ in range(3):
+                await asyncio.sleep(0.6)  # longer than stable_after: each crash is the first in a row
+                os.kill(pid, signal.SIGKILL)
+                pid = await _next_pid(supervisor, "sleeper", pid)
+            log = supervisor.log_path("sleeper").read_text()
+            assert log.count("restarting in 0.3 s") == 3
+        finally:
+            await supervisor.stop_all()
+
+    async def test_a_deliberate_stop_is_not_restarted(self, tmp_path: Path) -> None:
+        supervisor = ProcessSupervisor(tmp_path / "logs")
+        policy = RestartPolicy(initial_delay=0.1)
+        await supervisor.start("a", ["sleep", "300"], restart=policy)
+        await supervisor.start("b", ["sleep", "300"], restart=policy)
+        await supervisor.stop("a")
+        await asyncio.sleep(0.5)
+        assert not supervisor.is_running("a") and supervisor.is_running("b")
+        await supervisor.stop_all()
+        await asyncio.sleep(0.5)
+        assert supervisor.pids() == {} and supervisor.restarts == {}
 
     async def test_children_die_when_launcher_is_killed(self, tmp_path: Path) -> None:
         script = (

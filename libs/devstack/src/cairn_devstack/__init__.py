@@ -12,7 +12,7 @@ from cairn_devstack.ports import StackPorts, free_port, free_ports
 from cairn_devstack.postgres import PostgresServer
 from cairn_devstack.server import BackingServer
 from cairn_devstack.stack import BackingStack
-from cairn_devstack.supervisor import ProcessSupervisor, ReadyCheck
+from cairn_devstack.supervisor import ProcessSupervisor, ReadyCheck, RestartPolicy
 from cairn_devstack.temporal import DEFAULT_SEARCH_ATTRIBUTES, TemporalServer
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "ProcessStartError",
     "ProcessSupervisor",
     "ReadyCheck",
+    "RestartPolicy",
     "StackPorts",
     "TemporalServer",
     "find_binary",

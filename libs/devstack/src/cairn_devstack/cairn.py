@@ -15,7 +15,7 @@ import httpx
 from cairn_devstack.bus_secrets import BusSecrets
 from cairn_devstack.ports import HOST, StackPorts, free_port, free_ports
 from cairn_devstack.stack import BackingStack
-from cairn_devstack.supervisor import ProcessSupervisor
+from cairn_devstack.supervisor import ProcessSupervisor, RestartPolicy
 
 # Each service runs as its own OS process: (name, module).
 SERVICES: tuple[tuple[str, str], ...] = (
@@ -50,6 +50,7 @@ class CairnConfig:
     external: ExternalServices | None = None
     service_env: dict[str, str] = field(default_factory=dict)  # extra CAIRN_* settings for every service
     postgres_settings: dict[str, str] | None = None
+    restart: RestartPolicy | None = field(default_factory=RestartPolicy)  # for crashed services; None: off
 
 
 class CairnStack:
@@ -159,6 +160,7 @@ class CairnStack:
             [sys.executable, "-m", module],
             env={**self.service_env(module), "CAIRN_HTTP_PORT": str(port), **env},
             stop_timeout=25.0,
+            restart=self.config.restart,
         )
 
     async def start_gateway(self, name: str = "gateway", port: int | None = None) -> int:
@@ -175,6 +177,7 @@ class CairnStack:
             ready=lambda: _http_status_is(f"http://127.0.0.1:{port}/healthz", 200),
             ready_timeout=60.0,
             stop_timeout=25.0,
+            restart=self.config.restart,
         )
 
     async def wait_ready(self, timeout: float = 90.0) -> None:
@@ -182,7 +185,8 @@ class CairnStack:
         deadline = asyncio.get_running_loop().time() + timeout
         while not await _http_status_is(f"{self.gateway_url}/readyz", 200):
             for name, _ in SERVICES:
-                if not self.supervisor.is_running(name):
+                # With restarts on, a service that is down now is being brought back: keep waiting.
+                if self.config.restart is None and not self.supervisor.is_running(name):
                     raise RuntimeError(f"{name} exited:\n{self.supervisor.log_tail(name)}")
             if asyncio.get_running_loop().time() > deadline:
                 async with httpx.AsyncClient() as client:

@@ -10,7 +10,7 @@ from types import TracebackType
 from typing import ClassVar, Self
 
 from cairn_devstack.ports import ensure_port_free
-from cairn_devstack.supervisor import ProcessSupervisor
+from cairn_devstack.supervisor import ProcessSupervisor, RestartPolicy
 
 
 class BackingServer(ABC):
@@ -25,6 +25,8 @@ class BackingServer(ABC):
 
     name: ClassVar[str]
     stop_signal: ClassVar[signal.Signals] = signal.SIGTERM
+    restart_policy: ClassVar[RestartPolicy | None] = RestartPolicy()
+    """A server that dies on its own is started again (same data, ports and probe), with backoff."""
 
     def __init__(
         self,
@@ -97,6 +99,7 @@ class BackingServer(ABC):
             stop_signal=self.stop_signal,
             ready=self.is_ready,
             ready_timeout=self.start_timeout,
+            restart=self.restart_policy,
         )
         await self.after_ready()
 

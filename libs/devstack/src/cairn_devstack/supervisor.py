@@ -26,6 +26,7 @@ ReadyCheck = Callable[[], Awaitable[bool]]
 _PR_SET_PDEATHSIG = 1
 _POLL_INTERVAL = 0.05
 _CHECK_TIMEOUT = 5.0
+_WATCH_INTERVAL = 0.1
 
 # Loaded once in the parent: dlopen() between fork() and exec() is not safe.
 _libc = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
@@ -48,6 +49,25 @@ def _die_with_parent(parent_pid: int) -> Callable[[], None]:
     return preexec
 
 
+@dataclass(frozen=True)
+class RestartPolicy:
+    """How a crashed child is brought back: exponential backoff, capped, forgiven after a stable run.
+
+    Attributes:
+        initial_delay: Seconds before the first restart after a crash.
+        max_delay: Cap on the delay; it doubles with each crash in a row.
+        stable_after: A child that ran this long before crashing starts again at ``initial_delay``.
+    """
+
+    initial_delay: float = 0.5
+    max_delay: float = 30.0
+    stable_after: float = 60.0
+
+    def delay(self, crashes_in_a_row: int) -> float:
+        """Seconds to wait before restart number ``crashes_in_a_row`` (1 for the first)."""
+        return float(min(self.max_delay, self.initial_delay * 2 ** max(0, crashes_in_a_row - 1)))
+
+
 @dataclass
 class ProcessSpec:
     """Everything needed to (re)start one child process.
@@ -62,6 +82,7 @@ class ProcessSpec:
         stop_timeout: Seconds to wait after ``stop_signal`` before SIGKILL of the process group.
         ready: Probe polled after start; None means started is ready.
         ready_timeout: Seconds ``ready`` may take to return True.
+        restart: Restart the child when it exits on its own; None leaves a crashed child down.
     """
 
     name: str
@@ -73,6 +94,7 @@ class ProcessSpec:
     stop_timeout: float
     ready: ReadyCheck | None
     ready_timeout: float
+    restart: RestartPolicy | None = None
 
 
 @dataclass
@@ -124,6 +146,9 @@ class ProcessSupervisor:
         """
         self.log_dir = Path(log_dir)
         self._children: dict[str, _Child] = {}
+        self._watchers: dict[str, asyncio.Task[None]] = {}
+        self.restarts: dict[str, int] = {}
+        """Crash restarts done so far, by name (deliberate restarts are not counted)."""
 
     async def start(
         self,
@@ -138,6 +163,7 @@ class ProcessSupervisor:
         stop_timeout: float = 10.0,
         ready: ReadyCheck | None = None,
         ready_timeout: float = 60.0,
+        restart: RestartPolicy | None = None,
     ) -> int:
         """Starts a child process and waits until ``ready`` says it serves.
 
@@ -153,6 +179,8 @@ class ProcessSupervisor:
             stop_timeout: Seconds between ``stop_signal`` and SIGKILL of the whole process group.
             ready: Async probe polled until it returns True; exceptions it raises count as "not ready".
             ready_timeout: Seconds the probe may take in total.
+            restart: Restart the child with backoff whenever it exits without :meth:`stop` asking it to
+                (a crash, a SIGKILL, an OOM kill); each restart is logged at WARNING.
 
         Returns:
             The child's pid.
@@ -178,8 +206,11 @@ class ProcessSupervisor:
             stop_timeout=stop_timeout,
             ready=ready,
             ready_timeout=ready_timeout,
+            restart=restart,
         )
-        return await self._launch(spec)
+        pid = await self._launch(spec)
+        self._watch(spec)
+        return pid
 
     async def stop(self, name: str) -> int | None:
         """Stops a child gracefully, then SIGKILLs its process group if needed.
@@ -197,6 +228,12 @@ class ProcessSupervisor:
             KeyError: Unknown name.
         """
         child = self._children[name]
+        # A deliberate stop: the restart watcher goes first, so the exit it causes is not a crash.
+        await self._unwatch(name)
+        return await self._stop_process(child)
+
+    async def _stop_process(self, child: _Child) -> int | None:
+        name = child.spec.name
         popen = child.popen
         if popen is None:
             return None
@@ -217,6 +254,9 @@ class ProcessSupervisor:
             DevstackError: Some child could not be stopped; the others were still stopped.
         """
         failures = []
+        # No restarts while shutting down: a child dying because its dependency stopped is not a crash.
+        for name in list(self._watchers):
+            await self._unwatch(name)
         for name in reversed(list(self._children)):
             try:
                 await self.stop(name)
@@ -240,10 +280,15 @@ class ProcessSupervisor:
         """
         spec = self._children[name].spec
         await self.stop(name)
-        return await self._launch(spec)
+        pid = await self._launch(spec)
+        self._watch(spec)
+        return pid
 
     def kill_all(self) -> None:
         """SIGKILLs every child's process group at once, without waiting. For emergencies only."""
+        for watcher in self._watchers.values():
+            watcher.cancel()
+        self._watchers.clear()
         for child in self._children.values():
             if child.running():
                 assert child.popen is not None
@@ -316,10 +361,54 @@ class ProcessSupervisor:
                 await self._wait_ready(child, spec.ready, spec.ready_timeout)
         except BaseException:
             # Includes cancellation: a half-started child must not outlive a failed start.
-            await self.stop(spec.name)
+            await self._stop_process(child)
             raise
         _log.info("%s ready in %.2f s", spec.name, time.monotonic() - child.started_at)
         return popen.pid
+
+    def _watch(self, spec: ProcessSpec) -> None:
+        if spec.restart is not None and spec.name not in self._watchers:
+            self._watchers[spec.name] = asyncio.create_task(
+                self._keep_running(spec, spec.restart), name=f"supervise-{spec.name}"
+            )
+
+    async def _unwatch(self, name: str) -> None:
+        watcher = self._watchers.pop(name, None)
+        if watcher is not None and watcher is not asyncio.current_task():
+            watcher.cancel()
+            with suppress(asyncio.CancelledError):
+                await watcher
+
+    async def _keep_running(self, spec: ProcessSpec, policy: RestartPolicy) -> None:
+        """Restarts ``spec`` whenever it exits until cancelled by :meth:`stop` (runs on the loop's thread,
+        which the parent-death signal of the restarted children is tied to)."""
+        crashes = 0
+        while True:
+            child = self._children[spec.name]
+            while (code := child.returncode()) is None:
+                await asyncio.sleep(_WATCH_INTERVAL)
+            ran = time.monotonic() - child.started_at
+            crashes = 1 if ran >= policy.stable_after else crashes + 1
+            delay = policy.delay(crashes)
+            pid = child.popen.pid if child.popen is not None else -1
+            _log.warning(
+                "%s (pid %d) exited with code %s after %.1f s; restarting in %.1f s (crash %d in a row)",
+                spec.name, pid, code, ran, delay, crashes,
+            )  # fmt: skip
+            self._note(spec.name, f"exited with code {code}; restarting in {delay:.1f} s")
+            await asyncio.sleep(delay)
+            try:
+                new_pid = await self._launch(spec)
+            except Exception as exc:  # a failed start is one more crash, never the end of supervision
+                _log.warning("restart of %s failed: %s", spec.name, str(exc).splitlines()[0])
+                # The failed child stays registered with started_at = now: the next round backs off more.
+                continue
+            self.restarts[spec.name] = self.restarts.get(spec.name, 0) + 1
+            _log.warning("%s restarted (pid %d)", spec.name, new_pid)
+
+    def _note(self, name: str, what: str) -> None:
+        with suppress(OSError), self.log_path(name).open("ab") as log:
+            log.write(f"\n===== {time.strftime('%Y-%m-%d %H:%M:%S')} supervisor: {name} {what}\n".encode())
 
     async def _wait_ready(self, child: _Child, ready: ReadyCheck, timeout: float) -> None:
         assert child.popen is not None
