@@ -162,12 +162,14 @@ class TestSupervisor:
             for _ in range(3):
                 os.kill(pids[-1], signal.SIGKILL)
                 pids.append(await _next_pid(supervisor, "sleeper", pids[-1]))
-            assert len(set(pids)) == 4 and supervisor.restarts["sleeper"] == 3
+            assert len(set(pids)) == 4
+            assert supervisor.restarts["sleeper"] == 3
             log = supervisor.log_path("sleeper").read_text()
             assert "supervisor: sleeper exited with code -9; restarting in 0.2 s" in log
             assert "restarting in 0.4 s" in log  # doubled, then capped (0.8 -> 0.4)
             assert "restarting in 0.8 s" not in log
-            assert "sleeper (pid" in caplog.text and "crash 3 in a row" in caplog.text
+            assert "sleeper (pid" in caplog.text
+            assert "crash 3 in a row" in caplog.text
         finally:
             await supervisor.stop_all()
 
@@ -192,10 +194,12 @@ class TestSupervisor:
         await supervisor.start("b", ["sleep", "300"], restart=policy)
         await supervisor.stop("a")
         await asyncio.sleep(0.5)
-        assert not supervisor.is_running("a") and supervisor.is_running("b")
+        assert not supervisor.is_running("a")
+        assert supervisor.is_running("b")
         await supervisor.stop_all()
         await asyncio.sleep(0.5)
-        assert supervisor.pids() == {} and supervisor.restarts == {}
+        assert supervisor.pids() == {}
+        assert supervisor.restarts == {}
 
     async def test_children_die_when_launcher_is_killed(self, tmp_path: Path) -> None:
         script = (

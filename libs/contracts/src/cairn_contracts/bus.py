@@ -101,6 +101,9 @@ def nats_permissions(principal: Principal) -> dict[str, object]:
             f"$JS.API.CONSUMER.DURABLE.CREATE.{stream}.{durable}",
             f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{durable}",
             f"$JS.ACK.{stream}.{durable}.>",
+            # A message it gives up on goes to its dead-letter subject (the stream is created on start).
+            s.dead_letter(durable),
+            *(f"$JS.API.STREAM.{op}.{s.DEAD_LETTER_STREAM}" for op in ("CREATE", "UPDATE", "INFO")),
         ]
     subscribe = [f"{principal.inbox_prefix}.>", *principal.serves]
     if principal.serves:

@@ -8,6 +8,10 @@ from cairn_contracts.errors import ErrorBody
 
 T = TypeVar("T")
 
+WRITE_ID_HEADER = "Cairn-Write-Id"
+"""NATS request header of an idempotent write: the id its row takes, the same on every retry of one
+(tenant, subject, Idempotency-Key, request), so a retry after a lost reply finds the row, not a twin."""
+
 
 class DataEnvelope(BaseModel, Generic[T]):
     """REST success body: `{"data": ..., "meta": {...}}`."""

@@ -60,3 +60,17 @@ def health(service: str) -> str:
 def queue_group(service: str) -> str:
     """Replicas of one service share load through this queue group."""
     return f"cairn-{service}"
+
+
+# Dead letters: a message a consumer gave up on (max_deliver reached, or unparseable) is republished
+# here with its delivery record, so one poison message cannot loop forever and is still inspectable.
+DEAD_LETTER_STREAM: Final = "CAIRN_DEAD_LETTERS"
+DEAD_LETTER_SUBJECTS: Final = "cairn.v1.dead_letter.>"
+# JetStream's own notice that a consumer hit max_deliver without anyone terminating the message (the
+# worker died or hung on every attempt); the dead-letter stream records it too.
+MAX_DELIVERIES_ADVISORY: Final = f"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{EVENTS_STREAM}.*"
+
+
+def dead_letter(consumer: str) -> str:
+    """The dead-letter subject of one durable consumer."""
+    return f"cairn.v1.dead_letter.{consumer}"

@@ -194,6 +194,7 @@ class ProcessSupervisor:
         if existing is not None and existing.running():
             assert existing.popen is not None
             raise DevstackError(f"process {name!r} is already running (pid {existing.popen.pid})")
+        await self._unwatch(name)  # a crashed child's pending restart must not start a second copy
         child_env = parent_env() if inherit_env else {}
         child_env.update(env or {})
         spec = ProcessSpec(

@@ -24,12 +24,18 @@ class ServiceClient:
         self._timeout = timeout
 
     async def request(
-        self, subject: str, scope: Scope, body: BaseModel, *, timeout: float | None = None
+        self,
+        subject: str,
+        scope: Scope,
+        body: BaseModel,
+        *,
+        timeout: float | None = None,
+        headers: dict[str, str] | None = None,
     ) -> Reply:
         """Send `body` under `scope`; raise RemoteError for an error reply, 503/504 if nobody answers."""
         payload = body.model_dump_json().encode()
         # One token per message: bound to this subject and body, so it cannot be replayed elsewhere.
-        headers = self._signer.sign(scope, subject, payload)
+        headers = {**(headers or {}), **self._signer.sign(scope, subject, payload)}
         try:
             msg = await traced_request(self._nc, subject, payload, timeout or self._timeout, headers, scope)
         except NoRespondersError:

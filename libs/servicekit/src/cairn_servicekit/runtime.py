@@ -6,8 +6,10 @@ import contextlib
 import logging
 import signal
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from nats.aio.client import Client as NATS
@@ -18,7 +20,7 @@ from opentelemetry.trace import SpanKind
 from pydantic import BaseModel, ValidationError
 
 from cairn_contracts import subjects
-from cairn_contracts.envelope import Reply
+from cairn_contracts.envelope import WRITE_ID_HEADER, Reply
 from cairn_contracts.errors import CairnError, InternalError, ValidationFailed, validation_code
 from cairn_contracts.health import HealthReply
 from cairn_observability import TelemetrySettings, setup_telemetry, shutdown_tracing
@@ -36,6 +38,21 @@ log = logging.getLogger(__name__)
 
 Req = TypeVar("Req", bound=BaseModel)
 Handler = Callable[[Scope, Any], Awaitable[Reply]]
+
+_write_id: ContextVar[uuid.UUID | None] = ContextVar("cairn_write_id", default=None)
+
+
+def write_id() -> uuid.UUID | None:
+    """The idempotent write id of the request being handled (`Cairn-Write-Id`), or None."""
+    return _write_id.get()
+
+
+def _parse_write_id(headers: dict[str, str] | None) -> uuid.UUID | None:
+    raw = (headers or {}).get(WRITE_ID_HEADER)
+    try:
+        return uuid.UUID(raw) if raw else None
+    except ValueError:
+        return None
 
 
 def validation_error(exc: ValidationError) -> ValidationFailed:
@@ -121,6 +138,7 @@ class NatsService:
         try:
             scope = self._verifier.verify(msg.headers, msg.subject, msg.data)
             _observe_scope(scope)
+            _write_id.set(_parse_write_id(msg.headers))  # this task's own context: one per request
             try:
                 request = model.model_validate_json(msg.data)
             except ValidationError as exc:

@@ -188,6 +188,14 @@ class SessionMemory(Base):
     __table_args__ = (
         Index("session_memories_scope_idx", "tenant_id", "subject_id", "session_id", "seq"),
         Index("session_memories_expiry_idx", "expires_at"),
+        Index(
+            "session_memories_write_id_idx",
+            "tenant_id",
+            "subject_id",
+            "write_id",
+            unique=True,
+            postgresql_where=text("write_id IS NOT NULL"),
+        ),
     )
     seq: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
     tenant_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True))
@@ -197,6 +205,7 @@ class SessionMemory(Base):
     content: Mapped[str] = mapped_column(Text)
     metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", JSONB, default=dict)
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    write_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))  # idempotent append (0010)
     created_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.clock_timestamp()
     )

@@ -35,6 +35,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from cairn_contracts.envelope import WRITE_ID_HEADER
 from cairn_contracts.errors import IdempotencyKeyInProgress, IdempotencyKeyReused, InvalidIdempotencyKey
 from cairn_gateway.deps import WriteScopeDep
 from cairn_scope import Scope as CairnScope
@@ -208,6 +209,26 @@ async def idempotent_write(
     store: IdempotencyStore = request.app.state.idempotency
     hashed = request_hash(request.method, request.url.path, request.url.query, await request.body())
     request.state.cairn_idempotency_claim = await store.claim(scope, idempotency_key, hashed)
+    request.state.cairn_write_id = _write_id(scope, idempotency_key, hashed)
+
+
+_WRITE_ID_NAMESPACE = uuid.UUID("6f0c2a52-3f7e-4d8a-9a51-0c8f3a7e5b21")
+
+
+def _write_id(scope: CairnScope, key: str, hashed: str) -> uuid.UUID:
+    # The request hash is part of it: the same key with another body (after a released claim) is
+    # another write, never a replay of the first.
+    return uuid.uuid5(_WRITE_ID_NAMESPACE, f"{scope.tenant_id}|{scope.subject_id}|{key}|{hashed}")
+
+
+def write_headers(request: Request) -> dict[str, str]:
+    """NATS headers that make the service's write idempotent too (empty without an Idempotency-Key).
+
+    The gateway's claim alone cannot: a reply lost to a crash (the row committed, the service died before
+    answering) is an error here, which releases the claim, and the client's retry would write a twin.
+    """
+    write_id = getattr(request.state, "cairn_write_id", None)
+    return {WRITE_ID_HEADER: str(write_id)} if write_id is not None else {}
 
 
 IDEMPOTENT = Depends(idempotent_write)

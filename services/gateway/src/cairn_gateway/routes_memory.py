@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Path, Query, status
+from fastapi import APIRouter, Body, Path, Query, Request, status
 
 from cairn_contracts import limits, subjects
 from cairn_contracts.envelope import DataEnvelope
@@ -19,7 +19,7 @@ from cairn_contracts.memory import (
 from cairn_contracts.promotion import PromoteAccepted, PromoteRequest
 from cairn_contracts.recall import RecallHit, RecallRequest
 from cairn_gateway.deps import ReadScopeDep, ScopeDep, StateDep, WriteScopeDep
-from cairn_gateway.idempotency import IDEMPOTENT
+from cairn_gateway.idempotency import IDEMPOTENT, write_headers
 
 router = APIRouter(prefix="/api/v1", tags=["memory"])
 
@@ -37,10 +37,12 @@ def _envelope(reply_data: Any, meta: dict[str, Any]) -> dict[str, Any]:
     dependencies=[IDEMPOTENT],
 )
 async def remember(
-    body: Annotated[RememberRequest, Body()], state: StateDep, scope: WriteScopeDep
+    body: Annotated[RememberRequest, Body()], state: StateDep, scope: WriteScopeDep, request: Request
 ) -> dict[str, Any]:
     """Write a long-term memory (default tier) or append a session turn (`tier: session`)."""
-    reply = await state.services.request(subjects.MEMORY_REMEMBER, scope, body)
+    reply = await state.services.request(
+        subjects.MEMORY_REMEMBER, scope, body, headers=write_headers(request)
+    )
     return _envelope(reply.data, reply.meta)
 
 

@@ -71,7 +71,9 @@ async def setup(settings: MemorySettings, stack: AsyncExitStack, nc: NATS) -> Na
     service.health_check(postgres_check(sessionmaker))
     background = [
         asyncio.create_task(prune_loop(sessionmaker, settings.session_prune_interval_seconds)),
-        asyncio.create_task(consume_recalled(nc, sessionmaker, settings.hot_cooldown_seconds)),
+        asyncio.create_task(
+            consume_recalled(nc, sessionmaker, settings.hot_cooldown_seconds, settings.redelivery())
+        ),
         asyncio.create_task(meter.run()),
         asyncio.create_task(usage_loop(sessionmaker, settings)),
     ]

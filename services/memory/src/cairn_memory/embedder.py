@@ -2,7 +2,9 @@
 
 A crash before the commit loses nothing (the messages are redelivered); a crash after the commit but
 before the ack re-embeds nothing (rows whose content hash already matches are skipped). A periodic
-sweep embeds rows whose `memory.created` publish was lost.
+sweep embeds rows whose `memory.created` publish was lost, or whose message was dead-lettered.
+A database or NATS outage never ends the loop: failed messages are nak'ed with backoff (bounded by
+max_deliver, then dead-lettered) and the loop itself backs off while the broker is away.
 """
 
 import asyncio
@@ -15,13 +17,13 @@ from collections import defaultdict
 
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
-from nats.js.api import AckPolicy, ConsumerConfig
 from opentelemetry.trace import SpanKind
 from pydantic import ValidationError
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn_contracts import subjects
+from cairn_contracts.dead_letter import DeadLetterReason
 from cairn_contracts.memory import MemoryCreated
 from cairn_embeddings import EmbeddingError, EmbeddingSettings, build_embedder, content_hash
 from cairn_memory.chunks import embed_with_chunks, replace_chunks
@@ -33,8 +35,9 @@ from cairn_observability.metrics import declare_consumer
 from cairn_observability.propagation import link_from
 from cairn_observability.tracing import set_scope_attributes, tracer
 from cairn_providers import TenantEmbedders, secret_box
+from cairn_servicekit.backoff import Backoff
 from cairn_servicekit.bus import connect_nats
-from cairn_servicekit.consumer import fetch_batch
+from cairn_servicekit.consumer import DeadLetters, durable_pull, fetch_batch
 from cairn_servicekit.health import nats_check, postgres_check, probe
 from cairn_servicekit.http_port import HttpPort
 from cairn_storage import create_engine, make_sessionmaker
@@ -45,7 +48,6 @@ log = logging.getLogger(__name__)
 
 SERVICE = "memory-embedder"
 DURABLE = subjects.EMBEDDER_DURABLE
-RETRY_DELAY_SECONDS = 5.0
 
 # Only rows whose stored hash differs are written: a redelivery never rewrites a vector.
 _WRITE = text(
@@ -105,30 +107,31 @@ class EmbeddingWorker:
         self._meter.add(tenant_id, "embedded_tokens", estimate_tokens(r.text for r, _ in todo))
         return len(todo)
 
-    async def handle_batch(self, msgs: list[Msg]) -> None:
-        """One tenant's broken provider only delays that tenant's messages."""
+    async def handle_batch(self, msgs: list[Msg], dead: DeadLetters) -> None:
+        """One tenant's broken provider (or poison message) only delays that tenant's messages."""
         by_tenant: dict[str, list[tuple[uuid.UUID, Msg]]] = defaultdict(list)
         for msg in msgs:
             try:
                 event = MemoryCreated.model_validate_json(msg.data)
-                by_tenant[event.tenant_id].append((uuid.UUID(event.memory_id), msg))
-            except (ValidationError, ValueError):
-                log.error("dropping malformed memory.created message")
-                await msg.term()
+                by_tenant[str(uuid.UUID(event.tenant_id))].append((uuid.UUID(event.memory_id), msg))
+            except (ValidationError, ValueError) as exc:
+                await dead.give_up(msg, DeadLetterReason.malformed, f"{type(exc).__name__}: {exc}")
         for tenant_id, items in by_tenant.items():
             try:
                 await self._traced_embed(tenant_id, items)
-            except EmbeddingError as exc:
-                EMBED_DEFERRED.inc(len(items))
+            except Exception as exc:  # provider or database down, or a poison row: retry, bounded
+                if isinstance(exc, EmbeddingError):
+                    EMBED_DEFERRED.inc(len(items))
                 log.warning(
-                    "tenant %s: embedder unavailable (%s); redelivering %d in %ss",
-                    tenant_id,
-                    exc,
-                    len(items),
-                    RETRY_DELAY_SECONDS,
-                )
-                for _, msg in items:
-                    await msg.nak(delay=RETRY_DELAY_SECONDS)
+                    "tenant %s: embedding %d rows failed (%s: %s); redelivering with backoff",
+                    tenant_id, len(items), type(exc).__name__, exc,
+                )  # fmt: skip
+                if isinstance(exc, EmbeddingError) or len(items) == 1:
+                    for _, msg in items:
+                        await dead.failed(msg, f"{type(exc).__name__}: {exc}")
+                    continue
+                # Not the provider: maybe one poison row. Alone, its batch-mates go through.
+                await self._one_by_one(tenant_id, items, dead)
                 continue
             for _, msg in items:
                 await msg.ack()
@@ -166,6 +169,17 @@ class EmbeddingWorker:
                 log.warning("embedding backlog query failed", exc_info=True)
             await asyncio.sleep(self._settings.embed_backlog_poll_seconds)
 
+    async def _one_by_one(
+        self, tenant_id: str, items: list[tuple[uuid.UUID, Msg]], dead: DeadLetters
+    ) -> None:
+        for memory_id, msg in items:
+            try:
+                await self.embed_ids(tenant_id, [memory_id])
+            except Exception as exc:
+                await dead.failed(msg, f"{type(exc).__name__}: {exc}")
+                continue
+            await msg.ack()
+
     async def sweep_once(self) -> int:
         async with self._sm() as session:
             pending = (
@@ -186,28 +200,52 @@ class EmbeddingWorker:
                 written += await self.embed_ids(tenant_id, ids)
             except EmbeddingError:
                 log.warning("sweep: tenant %s embedder unavailable", tenant_id)
+            except Exception:  # one poison row must not stop the sweep for every other row
+                written += await self._sweep_one_by_one(tenant_id, ids)
+        return written
+
+    async def _sweep_one_by_one(self, tenant_id: str, ids: list[uuid.UUID]) -> int:
+        written = 0
+        for memory_id in ids:
+            try:
+                written += await self.embed_ids(tenant_id, [memory_id])
+            except Exception as exc:
+                log.warning("sweep: memory %s not embedded (%s: %s)", memory_id, type(exc).__name__, exc)
         return written
 
     async def run(self, nc: NATS, stop: asyncio.Event) -> None:
         js = nc.jetstream()
         await ensure_stream(js, self._settings.events_stream_replicas)
-        sub = await js.pull_subscribe(
+        redelivery = self._settings.redelivery()
+        sub = await durable_pull(
+            js,
             subjects.MEMORY_CREATED,
-            durable=DURABLE,
-            stream=subjects.EVENTS_STREAM,
-            config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=60, max_ack_pending=5000),
+            DURABLE,
+            subjects.EVENTS_STREAM,
+            ack_wait=60,
+            redelivery=redelivery,
+            max_ack_pending=5000,
         )
         declare_consumer(DURABLE)
+        dead = DeadLetters(js, DURABLE, redelivery)
         sweeper = asyncio.create_task(self._sweep_loop(stop))
         backlog = asyncio.create_task(self._backlog_loop(stop))
         meter = asyncio.create_task(self._meter.run())
+        backoff = Backoff(initial=0.5, cap=15.0)
         try:
             while not stop.is_set():
-                msgs = await fetch_batch(
-                    sub, self._settings.embed_batch_size, self._settings.embed_fetch_timeout_seconds
-                )
-                if msgs:
-                    await self.handle_batch(msgs)
+                try:
+                    msgs = await fetch_batch(
+                        sub, self._settings.embed_batch_size, self._settings.embed_fetch_timeout_seconds
+                    )
+                    if msgs:
+                        await self.handle_batch(msgs, dead)
+                    backoff.reset()
+                except Exception as exc:  # NATS gone mid-ack, database gone mid-batch: wait, go on
+                    delay = backoff.next()
+                    log.warning("embedding loop: %s: %s; retrying in %.1f s", type(exc).__name__, exc, delay)
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(stop.wait(), delay)
         finally:
             for task in (sweeper, backlog, meter):
                 task.cancel()

@@ -15,6 +15,7 @@ from cairn_memory.promoted import PromotedWriter
 from cairn_memory.service import MemoryService
 from cairn_scope import Scope
 from cairn_servicekit import NatsService
+from cairn_servicekit.runtime import write_id
 
 
 def register(nats_service: NatsService, memory: MemoryService, promoted: PromotedWriter) -> None:
@@ -26,8 +27,9 @@ def register(nats_service: NatsService, memory: MemoryService, promoted: Promote
     async def remember(scope: Scope, req: RememberMessage) -> Reply:
         body = req.root
         if isinstance(body, SessionTurnWrite):
-            return Reply(data=(await memory.append_turn(scope, body)).model_dump(mode="json"))
-        return Reply(data=(await memory.remember(scope, body)).model_dump(mode="json"))
+            turn = await memory.append_turn(scope, body, write_id())
+            return Reply(data=turn.model_dump(mode="json"))
+        return Reply(data=(await memory.remember(scope, body, write_id=write_id())).model_dump(mode="json"))
 
     @nats_service.route(subjects.MEMORY_LIST, ListMemoriesRequest)
     async def list_memories(scope: Scope, req: ListMemoriesRequest) -> Reply:

@@ -1,25 +1,31 @@
-"""Consumes `memory.recalled` and bumps recall_count / last_recalled_at, at most once per cooldown."""
+"""Consumes `memory.recalled` and bumps recall_count / last_recalled_at, at most once per cooldown.
 
+Like the embedding worker, the loop outlives database and NATS outages (backoff, bounded redelivery,
+dead letters); a lost bump only makes a memory look a little less hot.
+"""
+
+import asyncio
 import contextlib
 import logging
 import uuid
 
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
-from nats.js.api import AckPolicy, ConsumerConfig
 from opentelemetry.trace import SpanKind
 from pydantic import ValidationError
 from sqlalchemy import func, or_
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn_contracts import subjects
+from cairn_contracts.dead_letter import DeadLetterReason
 from cairn_contracts.identity import Role
 from cairn_contracts.recall import MemoryRecalled
 from cairn_observability.metrics import declare_consumer
 from cairn_observability.propagation import extract
 from cairn_observability.tracing import set_scope_attributes, tracer
 from cairn_scope import Scope, scoped_update
-from cairn_servicekit.consumer import fetch_batch
+from cairn_servicekit.backoff import Backoff
+from cairn_servicekit.consumer import DeadLetters, Redelivery, durable_pull, fetch_batch
 from cairn_storage.models import Memory
 
 log = logging.getLogger(__name__)
@@ -45,19 +51,29 @@ async def bump(
     return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
 
-async def consume(nc: NATS, sessionmaker: async_sessionmaker[AsyncSession], cooldown_seconds: int) -> None:
+async def consume(
+    nc: NATS,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    cooldown_seconds: int,
+    redelivery: Redelivery,
+) -> None:
     js = nc.jetstream()
     declare_consumer(DURABLE)
-    sub = await js.pull_subscribe(
-        subjects.MEMORY_RECALLED,
-        durable=DURABLE,
-        stream=subjects.EVENTS_STREAM,
-        config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=30),
+    sub = await durable_pull(
+        js, subjects.MEMORY_RECALLED, DURABLE, subjects.EVENTS_STREAM, ack_wait=30, redelivery=redelivery
     )
+    dead = DeadLetters(js, DURABLE, redelivery)
+    backoff = Backoff(initial=0.5, cap=15.0)
     try:
         while True:
-            msgs = await fetch_batch(sub, 50, 1.0)
-            await _handle(msgs, sessionmaker, cooldown_seconds)
+            try:
+                msgs = await fetch_batch(sub, 50, 1.0)
+                await _handle(msgs, sessionmaker, cooldown_seconds, dead)
+                backoff.reset()
+            except Exception as exc:  # NATS gone mid-ack: wait and go on, never end the loop
+                delay = backoff.next()
+                log.warning("recall bumps: %s: %s; retrying in %.1f s", type(exc).__name__, exc, delay)
+                await asyncio.sleep(delay)
     finally:
         # An open pull subscription would hold nc.drain() for its whole drain timeout.
         with contextlib.suppress(Exception):
@@ -65,13 +81,13 @@ async def consume(nc: NATS, sessionmaker: async_sessionmaker[AsyncSession], cool
 
 
 async def _handle(
-    msgs: list[Msg], sessionmaker: async_sessionmaker[AsyncSession], cooldown_seconds: int
+    msgs: list[Msg], sessionmaker: async_sessionmaker[AsyncSession], cooldown_seconds: int, dead: DeadLetters
 ) -> None:
     for msg in msgs:
         try:
             event = MemoryRecalled.model_validate_json(msg.data)
-        except ValidationError:
-            await msg.term()
+        except ValidationError as exc:
+            await dead.give_up(msg, DeadLetterReason.malformed, str(exc))
             continue
         try:
             with tracer().start_as_current_span(
@@ -79,8 +95,8 @@ async def _handle(
             ) as span:
                 set_scope_attributes(span, event.tenant_id, event.subject_id)
                 await bump(sessionmaker, event, cooldown_seconds)
-        except Exception:
-            log.warning("recall bump failed; will be redelivered", exc_info=True)
-            await msg.nak(delay=5)
+        except Exception as exc:
+            log.warning("recall bump failed (%s: %s); will be redelivered", type(exc).__name__, exc)
+            await dead.failed(msg, f"{type(exc).__name__}: {exc}")
             continue
         await msg.ack()

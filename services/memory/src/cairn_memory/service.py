@@ -49,10 +49,15 @@ class MemoryService:
             raise InvalidProjectId()  # a foreign project reads exactly like a malformed one
 
     def _row(
-        self, scope: Scope, body: LongMemoryWrite, source: Source, source_session_id: str | None
+        self,
+        scope: Scope,
+        body: LongMemoryWrite,
+        source: Source,
+        source_session_id: str | None,
+        row_id: uuid.UUID | None = None,
     ) -> MemoryRow:
         return MemoryRow(
-            id=uuid.uuid4(),
+            id=row_id or uuid.uuid4(),
             tenant_id=uuid.UUID(scope.tenant_id),
             subject_id=scope.subject_id,
             project_id=uuid.UUID(body.project_id) if body.project_id else None,
@@ -72,17 +77,28 @@ class MemoryService:
         *,
         source: Source = Source.explicit,
         source_session_id: str | None = None,
+        write_id: uuid.UUID | None = None,
     ) -> Memory:
-        """Insert a live memory; the quota check and the insert share one advisory-locked transaction."""
+        """Insert a live memory; the quota check and the insert share one advisory-locked transaction.
+
+        With a `write_id` (an idempotent write), the row takes it as its id, and a retry whose first
+        attempt committed gets that row back (checked under the same lock, so never a twin).
+        """
         async with self._sm.begin() as session:
             store = MemoryStore(session)
             await self._check_project(store, scope, body.project_id)
             await store.lock_scope(scope)
-            quota = await store.quota(scope.tenant_id, self._settings.default_memory_quota)
-            if await store.live_count(scope) >= quota:
-                raise QuotaExceeded(f"this subject already holds its quota of {quota} live memories")
-            memory = memory_out(await store.add(self._row(scope, body, source, source_session_id)))
-        self._meter.add(scope.tenant_id, "writes")
+            existing = await store.get(scope, str(write_id)) if write_id is not None else None
+            if existing is not None:
+                memory = memory_out(existing)
+            else:
+                quota = await store.quota(scope.tenant_id, self._settings.default_memory_quota)
+                if await store.live_count(scope) >= quota:
+                    raise QuotaExceeded(f"this subject already holds its quota of {quota} live memories")
+                row = self._row(scope, body, source, source_session_id, write_id)
+                memory = memory_out(await store.add(row))
+                self._meter.add(scope.tenant_id, "writes")
+        # Also on a retry: the first attempt may have died before announcing the row (Msg-Id dedupes).
         await self._on_created(memory, scope)
         return memory
 
@@ -142,10 +158,16 @@ class MemoryService:
         ttl = body.ttl_seconds or self._settings.session_default_ttl_seconds
         return now + timedelta(seconds=ttl)
 
-    async def append_turn(self, scope: Scope, body: SessionTurnWrite) -> SessionTurn:
+    async def append_turn(
+        self, scope: Scope, body: SessionTurnWrite, write_id: uuid.UUID | None = None
+    ) -> SessionTurn:
+        """Append a turn; with a `write_id`, a retry whose first attempt committed gets that turn back."""
         expires = self._expiry(body, datetime.now(UTC))
         async with self._sm.begin() as session:
             store = MemoryStore(session)
+            existing = await store.turn_by_write_id(scope, write_id) if write_id is not None else None
+            if existing is not None:
+                return turn_out(existing)
             await store.lock_session(scope, body.session_id)
             await self._check_session_caps(store, scope, body)
             row = await store.append_turn(
@@ -157,6 +179,7 @@ class MemoryService:
                     content=body.content,
                     metadata_=body.metadata,
                     expires_at=expires,
+                    write_id=write_id,
                 )
             )
             turn = turn_out(row)

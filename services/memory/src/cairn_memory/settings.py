@@ -3,6 +3,7 @@
 from pydantic import Field
 
 from cairn_contracts import limits
+from cairn_servicekit.consumer import Redelivery
 from cairn_servicekit.settings import ServiceSettings
 
 
@@ -33,3 +34,13 @@ class MemorySettings(ServiceSettings):
     # Live-row snapshot into tenant_usage and the top-N tenants gauge (a count over all live rows).
     usage_snapshot_interval_seconds: float = 300.0
     usage_top_tenants: int = 10
+    # JetStream consumers (embedder, recall bumps): attempts per message before it is dead-lettered, and
+    # the redelivery backoff between them (doubling, capped).
+    jetstream_max_deliver: int = 8
+    jetstream_retry_initial_seconds: float = 1.0
+    jetstream_retry_max_seconds: float = 60.0
+
+    def redelivery(self) -> Redelivery:
+        return Redelivery(
+            self.jetstream_max_deliver, self.jetstream_retry_initial_seconds, self.jetstream_retry_max_seconds
+        )

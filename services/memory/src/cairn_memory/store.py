@@ -111,6 +111,11 @@ class MemoryStore:
         )
         return list(rows), int(total or 0)
 
+    async def turn_by_write_id(self, scope: Scope, write_id: uuid.UUID) -> SessionMemory | None:
+        stmt = scoped_select(SessionMemory, scope).where(SessionMemory.write_id == write_id)
+        row: SessionMemory | None = (await self.session.execute(stmt)).scalar_one_or_none()
+        return row
+
     async def lock_session(self, scope: Scope, session_id: str) -> None:
         """Serialise appends to one session of one (tenant, subject): its caps are checked race-free."""
         await self.session.execute(
