@@ -28,7 +28,6 @@ RESTART = RestartPolicy(initial_delay=0.2, max_delay=5.0, stable_after=20.0)
 async def chaos_stack() -> AsyncIterator[CairnStack]:
     config = CairnConfig(
         data_dir=stack_dir("cairn-chaos-"),
-        scope_secret=secrets.token_urlsafe(32),
         provider_secrets_key=secrets.token_urlsafe(32),
         ports=StackPorts.free(),
         gateway_port=free_port(),
