@@ -16,11 +16,11 @@ import asyncpg
 import httpx
 import pytest
 from pydantic_settings import BaseSettings, SettingsConfigDict
-from temporalio.client import Client, WorkflowExecutionStatus
-from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.client import WorkflowExecutionStatus
 
 from cairn_devstack.cairn import CairnStack
 from cairn_promotion.workflows import PromoteSession
+from tests.bus_helpers import temporal_client
 from tests.chaos.helpers import new_agent
 from tests.chaos.load import AgentLoad, Audit, audit
 
@@ -88,11 +88,7 @@ async def test_a_sigkill_under_load_loses_and_duplicates_nothing(
         await load.stop()
     assert chaos_stack.supervisor.pids()[fault] != victim  # the launcher brought it back
 
-    temporal = await Client.connect(
-        chaos_stack.temporal_address,
-        namespace=chaos_stack.temporal_namespace,
-        data_converter=pydantic_data_converter,
-    )
+    temporal = await temporal_client(chaos_stack)  # reads through the encrypted payload codec
     handle = temporal.get_workflow_handle_for(PromoteSession.run, load.books.promotions[session_id])
     result = await asyncio.wait_for(handle.result(), 120)
     assert (await handle.describe()).status == WorkflowExecutionStatus.COMPLETED
