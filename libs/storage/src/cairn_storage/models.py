@@ -205,7 +205,7 @@ class SessionMemory(Base):
     content: Mapped[str] = mapped_column(Text)
     metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", JSONB, default=dict)
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    write_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))  # idempotent append (0010)
+    write_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))  # idempotent append (0011)
     created_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.clock_timestamp()
     )

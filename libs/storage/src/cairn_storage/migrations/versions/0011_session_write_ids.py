@@ -2,16 +2,16 @@
 (tenant, subject), so a retry after a lost reply finds the turn instead of appending a twin. (Long-term
 memories need no column: their primary key is the write id.)
 
-Revision ID: 0010
-Revises: 0009
+Revision ID: 0011
+Revises: 0010
 """
 
 import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects.postgresql import UUID
 
-revision = "0010"
-down_revision = "0009"
+revision = "0011"
+down_revision = "0010"
 branch_labels = None
 depends_on = None
 
