@@ -257,7 +257,13 @@ async def exact_truth(
 
 
 async def run(
-    rows: int, subjects: int, rounds: int, big_rows: int, big_subject: int, env: dict[str, str]
+    rows: int,
+    subjects: int,
+    rounds: int,
+    big_rows: int,
+    big_subject: int,
+    env: dict[str, str],
+    forced_ann: bool = True,
 ) -> None:
     dataset = json.loads(DATA.read_text())
     rng = random.Random(5)
@@ -298,13 +304,14 @@ async def run(
         truth, bare = await exact_truth(bench, tenants[0], "needle", query_vectors)
         print(f"bare SQL exact top-10 over the needle's rows: p50 {bare * 1000:.2f} ms")
         await gateway_latency(bench, key, queries, rounds, "200k, default planner", truth)
-        await bench.stack.supervisor.stop("recall")
-        await bench.stack.start_service("recall", "cairn_recall", **env, CAIRN_RECALL_EXACT_MAX_ROWS="0")
-        await bench.stack.wait_ready()
-        await gateway_latency(bench, key, queries, rounds, "200k, ANN path forced", truth)
-        await bench.stack.supervisor.stop("recall")
-        await bench.stack.start_service("recall", "cairn_recall", **env)
-        await bench.stack.wait_ready()
+        if forced_ann:
+            await bench.stack.supervisor.stop("recall")
+            await bench.stack.start_service("recall", "cairn_recall", **env, CAIRN_RECALL_EXACT_MAX_ROWS="0")
+            await bench.stack.wait_ready()
+            await gateway_latency(bench, key, queries, rounds, "200k, ANN path forced", truth)
+            await bench.stack.supervisor.stop("recall")
+            await bench.stack.start_service("recall", "cairn_recall", **env)
+            await bench.stack.wait_ready()
         if not big_rows:
             return
 
@@ -349,10 +356,23 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--big-rows", type=int, default=500_000, help="0 skips part 2")
     parser.add_argument("--big-subject", type=int, default=20_000)
+    parser.add_argument(
+        "--no-forced-ann", action="store_true", help="skip the 200k run with the ANN path forced (diagnostic)"
+    )
     parser.add_argument("--env", default="", help="recall settings, e.g. CAIRN_HNSW_EF_SEARCH=1000")
     args = parser.parse_args()
     env = dict(pair.split("=", 1) for pair in args.env.split(",") if pair)
-    asyncio.run(run(args.rows, args.subjects, args.rounds, args.big_rows, args.big_subject, env))
+    asyncio.run(
+        run(
+            args.rows,
+            args.subjects,
+            args.rounds,
+            args.big_rows,
+            args.big_subject,
+            env,
+            not args.no_forced_ann,
+        )
+    )
 
 
 if __name__ == "__main__":
