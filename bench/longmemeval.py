@@ -129,7 +129,13 @@ async def benchmark_tenant(bench: Bench, conn: asyncpg.Connection) -> str:
     r = await bench.http.post("/api/v1/tenants", json={"name": TENANT}, headers=bench.auth(bench.admin_key))
     r.raise_for_status()
     tenant: str = r.json()["data"]["id"]
-    limits = {"memory_quota": 100_000, "rate_limit_per_second": 100_000, "rate_limit_burst": 100_000}
+    limits = {
+        "memory_quota": 100_000,
+        "rate_limit_per_second": 100_000,
+        "rate_limit_burst": 100_000,
+        "read_rate_limit_per_second": 100_000,
+        "read_rate_limit_burst": 1_000_000,
+    }
     patched = await bench.http.patch(
         f"/api/v1/tenants/{tenant}", json=limits, headers=bench.auth(bench.admin_key)
     )
