@@ -3,9 +3,11 @@
 `bench/recall_scale.py` prints the same plan at 200k rows, where the planner picks HNSW unaided."""
 
 import uuid
+from collections.abc import Callable
 
 import numpy as np
 from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cairn_contracts.identity import Role
 from cairn_devstack.cairn import CairnStack
@@ -19,6 +21,28 @@ ROWS = 1000
 SUBJECTS = 30
 
 
+async def insert_rows(
+    conn: AsyncConnection, tenant: str, vectors: np.ndarray, subject_of: Callable[[int], str]
+) -> None:
+    """Embedded rows `row <i>` straight into PostgreSQL (no embedding worker involved)."""
+    await conn.execute(
+        text(
+            "INSERT INTO memories (id, tenant_id, subject_id, text, embedding, embedding_content_hash) "
+            "VALUES (:id, :t, :s, :text, CAST(:v AS vector), 'h')"
+        ),
+        [
+            {
+                "id": uuid.uuid4(),
+                "t": uuid.UUID(tenant),
+                "s": subject_of(i),
+                "text": f"row {i}",
+                "v": str(vectors[i].tolist()),
+            }
+            for i in range(len(vectors))
+        ],
+    )
+
+
 async def test_ann_statement_uses_the_hnsw_index(stack: CairnStack) -> None:
     tenant = str(uuid.uuid4())
     rng = np.random.default_rng(7)
@@ -27,22 +51,7 @@ async def test_ann_statement_uses_the_hnsw_index(stack: CairnStack) -> None:
     engine = create_engine(stack.database_url, pool_size=1)
     try:
         async with engine.begin() as conn:
-            await conn.execute(
-                text(
-                    "INSERT INTO memories (id, tenant_id, subject_id, text, embedding, embedding_content_hash) "
-                    "VALUES (:id, :t, :s, :text, CAST(:v AS vector), 'h')"
-                ),
-                [
-                    {
-                        "id": uuid.uuid4(),
-                        "t": uuid.UUID(tenant),
-                        "s": f"s{i % SUBJECTS}",
-                        "text": f"row {i}",
-                        "v": str(vectors[i].tolist()),
-                    }
-                    for i in range(ROWS)
-                ],
-            )
+            await insert_rows(conn, tenant, vectors, lambda i: f"s{i % SUBJECTS}")
             await conn.execute(text("ANALYZE memories"))
         scope = Scope(tenant_id=tenant, subject_id="s3", role=Role.agent, key_id="test")
         async with make_sessionmaker(engine).begin() as session:
@@ -79,22 +88,7 @@ async def test_a_subjects_own_indexes_serve_its_recall_and_nobody_elses(stack: C
     indexes = SubjectIndexes(engine, min_rows=100, max_indexes=10)
     try:
         async with engine.begin() as conn:
-            await conn.execute(
-                text(
-                    "INSERT INTO memories (id, tenant_id, subject_id, text, embedding, embedding_content_hash) "
-                    "VALUES (:id, :t, :s, :text, CAST(:v AS vector), 'h')"
-                ),
-                [
-                    {
-                        "id": uuid.uuid4(),
-                        "t": uuid.UUID(tenant),
-                        "s": big.subject_id if i % 2 else small.subject_id,
-                        "text": f"row {i}",
-                        "v": str(vectors[i].tolist()),
-                    }
-                    for i in range(ROWS)
-                ],
-            )
+            await insert_rows(conn, tenant, vectors, lambda i: big.subject_id if i % 2 else small.subject_id)
             await conn.execute(text("ANALYZE memories"))
         assert not await indexes.ready(big)
         await indexes.build(big)
