@@ -42,7 +42,7 @@ class BodyLimitMiddleware:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
-        await self.app(scope, _replay(b"".join(chunks), receive), send)
+        await self.app(scope, replay_body(b"".join(chunks), receive), send)
 
     @property
     def drain_bytes(self) -> int:
@@ -88,7 +88,8 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
+def replay_body(body: bytes, receive: Receive) -> Receive:
+    """A `receive` that hands the app an already-read body once, then passes through (the disconnect)."""
     sent = False
 
     async def replay() -> Message:

@@ -11,10 +11,11 @@ import json
 from urllib.parse import parse_qsl
 
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from cairn_contracts.errors import ErrorBody, ErrorCode
 from cairn_contracts.text import find_unstorable, unstorable_reason
+from cairn_gateway.body_limit import replay_body
 
 GUARDED_PREFIX = "/api/"
 
@@ -68,7 +69,7 @@ class InputGuardMiddleware:
                 where, reason = found
                 await _reject(scope, receive, send, ErrorCode.validation_error, 422, f"{where}: {reason}")
                 return
-        await self.app(scope, _replay(body, receive), send)
+        await self.app(scope, replay_body(body, receive), send)
 
 
 async def _read_body(receive: Receive) -> bytes | None:
@@ -82,16 +83,3 @@ async def _read_body(receive: Receive) -> bytes | None:
         if not message.get("more_body", False):
             break
     return b"".join(chunks)
-
-
-def _replay(body: bytes, receive: Receive) -> Receive:
-    sent = False
-
-    async def replayed() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()  # later calls wait for the disconnect, as the app expects
-
-    return replayed
