@@ -5,7 +5,8 @@ from sqlalchemy import delete, func, or_, select, update
 
 from cairn_contracts.identity import Role
 from cairn_scope import Scope, ScopeGuardError, check_scoped, scoped_delete, scoped_select, scoped_update
-from cairn_storage.models import Memory, SessionMemory, Tenant
+from cairn_scope.guard import final_froms
+from cairn_storage.models import Memory, MemoryChunk, SessionMemory, Tenant
 
 SCOPE = Scope(
     tenant_id="11111111-1111-1111-1111-111111111111",
@@ -74,3 +75,23 @@ class TestCheckScoped:
         scoped_select(Memory, ADMIN, all_subjects=True)
         with pytest.raises(ScopeGuardError):
             scoped_select(Memory, SCOPE, all_subjects=True)
+
+
+class TestFinalFroms:
+    """The guard's cheap FROM list must be exactly SQLAlchemy's own (it relies on private API)."""
+
+    def test_matches_get_final_froms(self) -> None:
+        pool = (
+            select(Memory.id, Memory.subject_id).where(Memory.tenant_id == SCOPE.tenant_id).subquery("pool")
+        )
+        statements = [
+            select(Memory),
+            select(Memory.id, Tenant.name).where(Memory.tenant_id == Tenant.id),
+            select(func.count()).select_from(Memory),
+            select(MemoryChunk.memory_id).join(Memory, Memory.id == MemoryChunk.memory_id),
+            select(pool.c.id).join(Memory, Memory.id == pool.c.id).where(pool.c.subject_id == "a"),
+            select(Memory.id).where(Memory.id.in_(select(MemoryChunk.memory_id).scalar_subquery())),
+            select(Memory.id).outerjoin(MemoryChunk, MemoryChunk.memory_id == Memory.id).group_by(Memory.id),
+        ]
+        for stmt in statements:
+            assert [str(f) for f in final_froms(stmt)] == [str(f) for f in stmt.get_final_froms()]
