@@ -226,49 +226,33 @@ class KnowledgeStore:
         return int(await self.session.scalar(select(func.count()).select_from(inner.subquery())) or 0)
 
     async def set_ann_options(self, ef_search: int, iterative_scan: str | None) -> None:
-        """Transaction-local options (pooled connections never keep them)."""
-        await self.session.execute(
-            text("SELECT set_config('hnsw.ef_search', :v, true)"), {"v": str(ef_search)}
-        )
-        if iterative_scan:
-            await self.session.execute(
-                text("SELECT set_config('hnsw.iterative_scan', :v, true)"), {"v": iterative_scan}
-            )
+        """Transaction-local options (pooled connections never keep them), in one round trip."""
+        # Only where the probe accepted it: an older pgvector refuses the name itself.
+        scan = ", set_config('hnsw.iterative_scan', :scan, true)" if iterative_scan else ""
+        params = {"ef": str(ef_search)} | ({"scan": iterative_scan} if iterative_scan else {})
+        await self.session.execute(text(f"SELECT set_config('hnsw.ef_search', :ef, true){scan}"), params)
 
     async def semantic(
         self, scope: Scope, vector: list[float], limit: int, project_id: str | None, *, ann: bool, pool: int
     ) -> list[Ranked]:
-        """Articles by their best chunk's cosine distance. Exact: every chunk of the tenant is scored.
-        ANN: each vector index over-fetches `pool` rows with only the tenant residual (index-safe); the
-        visibility and partition filters apply to that pool."""
+        """Articles by their best chunk's cosine distance. Exact: each side keeps its own top `limit` of the
+        visible articles (a head top-N sort, the chunks' best per article), which holds every article of
+        the overall top `limit` whichever of its vectors is best. ANN: each vector index over-fetches `pool`
+        rows with only the tenant residual (index-safe); the visibility and partition filters apply to
+        that pool."""
+        if not ann:
+            return await self._exact(scope, vector, limit, project_id)
         head = Article.embedding.cosine_distance(vector)
         tail = ArticleChunk.embedding.cosine_distance(vector)
-        if ann:
-            heads = (
-                select(Article.id.label("aid"), head.label("d"))
-                .where(_tenant(scope))
-                .order_by(head)
-                .limit(pool)
-            )
-            tails = (
-                select(ArticleChunk.article_id.label("aid"), tail.label("d"))
-                .where(ArticleChunk.tenant_id == uuid.UUID(scope.tenant_id))
-                .order_by(tail)
-                .limit(pool)
-            )
-        else:
-            heads = select(Article.id.label("aid"), head.label("d")).where(
-                searchable(scope), _partition(project_id)
-            )
-            tails = (
-                select(ArticleChunk.article_id.label("aid"), tail.label("d"))
-                .join(Article, Article.id == ArticleChunk.article_id)
-                .where(
-                    ArticleChunk.tenant_id == uuid.UUID(scope.tenant_id),
-                    searchable(scope),
-                    _partition(project_id),
-                )
-            )
+        heads = (
+            select(Article.id.label("aid"), head.label("d")).where(_tenant(scope)).order_by(head).limit(pool)
+        )
+        tails = (
+            select(ArticleChunk.article_id.label("aid"), tail.label("d"))
+            .where(ArticleChunk.tenant_id == uuid.UUID(scope.tenant_id))
+            .order_by(tail)
+            .limit(pool)
+        )
         both = heads.subquery().select().union_all(tails.subquery().select()).subquery("pool")
         best = func.min(both.c.d)
         stmt = (
@@ -278,6 +262,40 @@ class KnowledgeStore:
             .group_by(both.c.aid)
             .order_by(best, both.c.aid)
             .limit(limit)
+        )
+        return [Ranked(r.aid, float(r.d)) for r in await self.session.execute(stmt)]
+
+    async def _exact(
+        self, scope: Scope, vector: list[float], limit: int, project_id: str | None
+    ) -> list[Ranked]:
+        # Every visible article is scored (a sequential scan; the vectors are stored inline, migration
+        # 0012). Index scans are off for this transaction: the planner would otherwise serve the head
+        # top-N through the HNSW index, which is approximate (and stops at ef_search rows).
+        await self.session.execute(text("SELECT set_config('enable_indexscan', 'off', true)"))
+        head = Article.embedding.cosine_distance(vector)
+        heads = (
+            select(Article.id.label("aid"), head.label("d"))
+            .where(searchable(scope), _partition(project_id))
+            .order_by(head, Article.id)
+            .limit(limit)
+        )
+        tail = func.min(ArticleChunk.embedding.cosine_distance(vector))
+        tails = (
+            select(ArticleChunk.article_id.label("aid"), tail.label("d"))
+            .join(Article, Article.id == ArticleChunk.article_id)
+            .where(
+                ArticleChunk.tenant_id == uuid.UUID(scope.tenant_id),
+                searchable(scope),
+                _partition(project_id),
+            )
+            .group_by(ArticleChunk.article_id)
+            .order_by(tail, ArticleChunk.article_id)
+            .limit(limit)
+        )
+        both = heads.subquery().select().union_all(tails.subquery().select()).subquery("pool")
+        best = func.min(both.c.d)
+        stmt = (
+            select(both.c.aid, best.label("d")).group_by(both.c.aid).order_by(best, both.c.aid).limit(limit)
         )
         return [Ranked(r.aid, float(r.d)) for r in await self.session.execute(stmt)]
 
