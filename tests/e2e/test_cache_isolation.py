@@ -1,11 +1,12 @@
-"""The recall service's query-embedding cache is keyed by tenant and provider endpoint + model: two tenants
-with different providers (same model name) asking the same text each reach their own provider, and a
-repeat within one tenant is served from the cache."""
+"""The query-embedding caches (memory recall's and knowledge search's) are keyed by tenant and provider
+endpoint + model: two tenants with different providers (same model name) asking the same text each reach
+their own provider, and a repeat within one tenant is served from the cache."""
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 import httpx
+import pytest
 import pytest_asyncio
 from aiohttp import web
 
@@ -64,17 +65,17 @@ async def use_provider(http: httpx.AsyncClient, tenant: TenantHandle, provider: 
     assert response.status_code == 200, response.text
 
 
-async def recall(http: httpx.AsyncClient, key: str) -> dict[str, object]:
-    response = await http.post(
-        "/api/v1/memory/recall", json={"query": QUERY, "mode": "semantic"}, headers=bearer(key)
-    )
+async def search(http: httpx.AsyncClient, path: str, key: str) -> dict[str, object]:
+    response = await http.post(path, json={"query": QUERY, "mode": "semantic"}, headers=bearer(key))
     assert response.status_code == 200, response.text
     meta: dict[str, object] = response.json()["meta"]
     assert meta["fallback"] is False, meta  # the query was embedded, not degraded
     return meta
 
 
+@pytest.mark.parametrize("path", ["/api/v1/memory/recall", "/api/v1/knowledge/search"])
 async def test_two_tenants_same_query_never_share_an_entry(
+    path: str,
     http: httpx.AsyncClient,
     new_tenant: Callable[[], Awaitable[TenantHandle]],
     providers: Callable[[int], Awaitable[Provider]],
@@ -85,14 +86,14 @@ async def test_two_tenants_same_query_never_share_an_entry(
     await use_provider(http, tenant_b, provider_b)  # same model name, another endpoint
     key_a, key_b, key_c = await tenant_a.agent(), await tenant_b.agent(), await tenant_c.agent()
 
-    await recall(http, key_a)
+    await search(http, path, key_a)
     assert provider_a.asked(QUERY) == 1
-    await recall(http, key_a)
+    await search(http, path, key_a)
     assert provider_a.asked(QUERY) == 1  # the repeat came from the cache
 
-    await recall(http, key_b)
+    await search(http, path, key_b)
     assert provider_b.asked(QUERY) == 1  # not tenant A's cached vector
-    await recall(http, key_c)  # the default local model: neither provider is asked
+    await search(http, path, key_c)  # the default local model: neither provider is asked
     assert (provider_a.asked(QUERY), provider_b.asked(QUERY)) == (1, 1)
-    await recall(http, key_b)
+    await search(http, path, key_b)
     assert provider_b.asked(QUERY) == 1

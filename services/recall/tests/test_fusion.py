@@ -4,7 +4,7 @@ import uuid
 
 import pytest
 
-from cairn_recall.query_cache import QueryEmbeddingCache
+from cairn_providers import QueryEmbeddingCache
 from cairn_recall.ranking import Ranked, fuse, speaker_of, speaker_prior, wanted_speaker
 
 A, B, C, D = (uuid.UUID(int=i) for i in range(1, 5))

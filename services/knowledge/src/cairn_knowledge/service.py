@@ -26,7 +26,7 @@ from cairn_knowledge.convert import article_out
 from cairn_knowledge.diversity import Candidate, Knobs, knobs_from, pool_size, select
 from cairn_knowledge.settings import KnowledgeSettings
 from cairn_knowledge.store import Found, KnowledgeStore, Ranked
-from cairn_providers import TenantEmbedders
+from cairn_providers import QueryEmbeddingCache, TenantEmbedders
 from cairn_scope import Scope
 from cairn_storage.usage import UsageMeter, estimate_tokens
 from cairn_storage.vector_search import PGVECTOR_EF_SEARCH_MAX, IterativeScan
@@ -90,6 +90,9 @@ class KnowledgeService:
         self._embedders = embedders
         self._settings = settings
         self._iterative = iterative_scan
+        self._query_cache = QueryEmbeddingCache(
+            settings.knowledge_query_cache_size, settings.knowledge_query_cache_ttl_seconds
+        )
         self._knobs = Knobs(
             enabled=settings.recall_diversity_enabled,
             mmr_lambda=settings.recall_diversity_lambda,
@@ -127,11 +130,17 @@ class KnowledgeService:
     ) -> tuple[list[float] | None, str | None]:
         """The query's vector, or (None, degradation reason)."""
         try:
-            embedder = await self._embedders.for_tenant(scope.tenant_id)
+            embedder, provider = await self._embedders.for_tenant_keyed(scope.tenant_id)
             if req.query_vector is not None and req.query_vector_model == embedder.name:
                 return req.query_vector, None
+            # `provider` names the tenant and its endpoint + model: no entry is shared across tenants.
+            key = f"{provider}\x00{embedder.name}"
+            cached = self._query_cache.get(key, req.query)
+            if cached is not None:
+                return cached, None
             vector = (await embedder.embed([req.query]))[0]
             self._meter.add(scope.tenant_id, "embedded_tokens", estimate_tokens([req.query]))
+            self._query_cache.put(key, req.query, vector)
             return vector, None
         except EmbedderUnavailable as exc:
             return None, f"embedder_{exc.reason}"

@@ -31,6 +31,6 @@ class KnowledgeSettings(ServiceSettings):
     recall_diversity_near_dup_threshold: float = 0.95
     recall_diversity_over_fetch: int = 3
     recall_diversity_max_pool: int = 50
-    # Query-embedding cache
+    # Query-embedding cache (search embeds the query unless merged recall handed its vector over)
     knowledge_query_cache_size: int = 2048
     knowledge_query_cache_ttl_seconds: float = 300.0

@@ -140,20 +140,28 @@ class MergedRecall:
         except EmbeddingError:
             return None, None
 
-    async def _memory(self, scope: Scope, req: RecallContextMessage) -> tuple[list[RecallHit], RecallMeta]:
+    async def _memory(
+        self, scope: Scope, req: RecallContextMessage, embedded: "asyncio.Future[Any]"
+    ) -> tuple[list[RecallHit], RecallMeta]:
         request = RecallRequest(query=req.query, limit=req.limit, project_id=req.project_id)
-        return await asyncio.wait_for(
-            self._recall.recall(scope, request), self._settings.recall_context_memory_timeout_seconds
-        )
+
+        async def recall() -> tuple[list[RecallHit], RecallMeta]:
+            # The shared embedding (shielded: this half's timeout must not cancel it for the other half);
+            # memory recall then finds the vector in its cache.
+            await asyncio.shield(embedded)
+            return await self._recall.recall(scope, request)
+
+        return await asyncio.wait_for(recall(), self._settings.recall_context_memory_timeout_seconds)
 
     async def _knowledge(
         self,
         scope: Scope,
         req: RecallContextMessage,
-        seen: list[str],
-        vector: list[float] | None,
-        model: str | None,
+        embedded: "asyncio.Future[tuple[list[float] | None, str | None]]",
     ) -> tuple[list[KnowledgeHit], KnowledgeSearchMeta]:
+        seen, (vector, model) = await asyncio.gather(
+            self._seen(scope, req.session_id), asyncio.shield(embedded)
+        )
         message = KnowledgeSearchMessage(
             query=req.query,
             limit=req.limit,
@@ -175,12 +183,12 @@ class MergedRecall:
 
     async def recall_context(self, scope: Scope, req: RecallContextMessage) -> RecallContextResponse:
         recall_id = str(uuid.uuid4())
-        seen, (vector, model) = await asyncio.gather(
-            self._seen(scope, req.session_id), self._vector(scope, req.query)
-        )
+        # One embedding for both halves; each half starts as soon as its own inputs are there (the memory
+        # half needs no shown-set).
+        embedded = asyncio.ensure_future(self._vector(scope, req.query))
         memory_result, knowledge_result = await asyncio.gather(
-            self._memory(scope, req),
-            self._knowledge(scope, req, seen, vector, model),
+            self._memory(scope, req, embedded),
+            self._knowledge(scope, req, embedded),
             return_exceptions=True,
         )
         reasons: list[str] = []
@@ -207,15 +215,9 @@ class MergedRecall:
             DEGRADED.labels(part).inc()  # "memory" or "knowledge"
         data, tokens_candidates = merge(memory_hits, knowledge_hits, req.limit)
         surfaced = [i.id for i in data if i.source == "knowledge"]
-        if surfaced:
-            try:
-                async with self._sm.begin() as session:
-                    await ShownSetStore(session).record(
-                        scope, recall_id, req.session_id, surfaced, self._settings.recall_history_ttl_seconds
-                    )
-            except Exception:
-                # e.g. an article deleted since the search: the answer stands; only its funnel row is lost.
-                log.warning("merged recall: recording surfaced articles failed", exc_info=True)
+        # Committed before the reply leaves (a client may post `referenced` right after it), but written
+        # while the rest of the response is built.
+        recording = asyncio.ensure_future(self._record(scope, recall_id, req.session_id, surfaced))
         tokens_selected = sum(i.tokens_estimate for i in data)
         knowledge_pool = knowledge_meta.candidates if knowledge_meta else 0
         meta = RecallContextMeta(
@@ -242,12 +244,28 @@ class MergedRecall:
             data=[h.model_dump(mode="json") for h in knowledge_hits],
             meta=knowledge_meta.model_dump(exclude_none=True) if knowledge_meta else {"error": reasons[-1]},
         )
-        return RecallContextResponse(
+        response = RecallContextResponse(
             data=data,
             memory=SourceEnvelope(data=[h.model_dump(mode="json") for h in memory_hits], meta=memory_meta),
             knowledge=knowledge_envelope,
             meta=meta,
         )
+        await recording
+        return response
+
+    async def _record(
+        self, scope: Scope, recall_id: str, session_id: str | None, surfaced: list[str]
+    ) -> None:
+        if not surfaced:
+            return
+        try:
+            async with self._sm.begin() as session:
+                await ShownSetStore(session).record(
+                    scope, recall_id, session_id, surfaced, self._settings.recall_history_ttl_seconds
+                )
+        except Exception:
+            # e.g. an article deleted since the search: the answer stands; only its funnel row is lost.
+            log.warning("merged recall: recording surfaced articles failed", exc_info=True)
 
     async def referenced(self, scope: Scope, req: ReferencedMessage) -> ReferencedResult:
         """Accept only articles this recall surfaced in the caller's tenant; anything else writes nothing."""

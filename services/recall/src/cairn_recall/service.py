@@ -10,9 +10,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn_contracts.recall import RecallHit, RecallMeta, RecallRequest
 from cairn_embeddings import EmbedderUnavailable, EmbeddingError
-from cairn_providers import TenantEmbedders
+from cairn_providers import QueryEmbeddingCache, TenantEmbedders
 from cairn_recall.metrics import FALLBACKS, RECALLS
-from cairn_recall.query_cache import QueryEmbeddingCache
 from cairn_recall.ranking import Ranked, fuse, speaker_prior, wanted_speaker
 from cairn_recall.settings import RecallSettings
 from cairn_recall.store import RecallStore
@@ -145,12 +144,12 @@ class RecallService:
             if not indexed:
                 return await self._unindexed_semantic(store, scope, req, vector, candidates, pool)
             # Bound values planned as constants, so the subject's partial indexes match the statement.
-            await store.plan_with_constants()
             await store.set_ann_options(
                 min(PGVECTOR_EF_SEARCH_MAX, max(settings.subject_index_ef_search, pool)),
                 self._iterative.mode,
                 settings.hnsw_max_scan_tuples,
                 settings.hnsw_scan_mem_multiplier,
+                constants=True,
             )
             found = await store.ann(scope, vector, candidates, pool, req.project_id)
             return found, "subject_ann", self._iterative
@@ -161,9 +160,7 @@ class RecallService:
         settings = self._settings
         async with self._sm.begin() as session:
             store = RecallStore(session)
-            if indexed:
-                await store.plan_with_constants()
-            lexemes = await store.query_lexemes(req.query)
+            lexemes = await store.query_lexemes(req.query, constants=indexed)
             return await store.keyword(
                 scope,
                 lexemes,

@@ -88,24 +88,30 @@ class RecallStore:
         iterative_scan: str | None,
         max_scan_tuples: int | None = None,
         scan_mem_multiplier: float | None = None,
+        *,
+        constants: bool = False,
     ) -> None:
-        """Transaction-local options (pooled connections never keep them)."""
-        await self.session.execute(
-            text("SELECT set_config('hnsw.ef_search', :v, true)"), {"v": str(ef_search)}
-        )
+        """Transaction-local options for `ann()` (pooled connections never keep them), in one round trip.
+
+        Sorting is taken away for the rest of the transaction: with the subject predicate inside, the
+        planner may prefer the (tenant, subject) btree plus a top-N sort over every row of the subject
+        (exact, but it reads all of them: 30 ms at 4,000 rows, linear beyond), which leaves the
+        HNSW-ordered scan. `constants` also plans with bound values as constants (`plan_with_constants`)."""
+        options: dict[str, str] = {"enable_sort": "off", "hnsw.ef_search": str(ef_search)}
+        if constants:
+            options["plan_cache_mode"] = "force_custom_plan"
         if iterative_scan:
-            await self.session.execute(
-                text("SELECT set_config('hnsw.iterative_scan', :v, true)"), {"v": iterative_scan}
-            )
+            options["hnsw.iterative_scan"] = iterative_scan
             # An iterative scan also stops when its visited set outgrows work_mem x this multiplier.
-            for name, value in (
-                ("max_scan_tuples", max_scan_tuples),
-                ("scan_mem_multiplier", scan_mem_multiplier),
-            ):
-                if value:
-                    await self.session.execute(
-                        text("SELECT set_config(:name, :v, true)"), {"name": f"hnsw.{name}", "v": str(value)}
-                    )
+            if max_scan_tuples:
+                options["hnsw.max_scan_tuples"] = str(max_scan_tuples)
+            if scan_mem_multiplier:
+                options["hnsw.scan_mem_multiplier"] = str(scan_mem_multiplier)
+        calls = ", ".join(f"set_config(:n{i}, :v{i}, true)" for i in range(len(options)))
+        params: dict[str, str] = {}
+        for i, (name, value) in enumerate(options.items()):
+            params |= {f"n{i}": name, f"v{i}": value}
+        await self.session.execute(text(f"SELECT {calls}"), params)
 
     async def plan_with_constants(self) -> None:
         """Plan this transaction's statements with their bound values as constants (custom plans), so a
@@ -181,15 +187,11 @@ class RecallStore:
     async def ann(
         self, scope: Scope, vector: list[float], limit: int, pool: int, project_id: str | None
     ) -> list[Ranked]:
-        # With the subject predicate inside, the planner may prefer the (tenant, subject) btree plus a
-        # top-N sort over every row of the subject: exact, but it reads all of them (30 ms at 4,000 rows,
-        # linear beyond). Taking sorting away for these two statements leaves the HNSW-ordered scan.
-        await self.session.execute(text("SELECT set_config('enable_sort', 'off', true)"))
+        """Heads and chunks through the HNSW indexes; call `set_ann_options` first in this transaction."""
         heads = (await self.session.execute(self.ann_statement(scope, vector, limit, pool, project_id))).all()
         chunks = (
             await self.session.execute(self.ann_chunks_statement(scope, vector, limit, pool, project_id))
         ).all()
-        await self.session.execute(text("SELECT set_config('enable_sort', 'on', true)"))
         return _best_per_memory([*heads, *chunks], limit)
 
     async def exact(
@@ -226,10 +228,15 @@ class RecallStore:
         rows = [*await self.session.execute(heads), *await self.session.execute(chunks)]
         return _best_per_memory(rows, limit)
 
-    async def query_lexemes(self, query: str) -> list[str]:
-        """The query's terms as the full-text index stores them (stemmed, stop words removed)."""
-        found = await self.session.scalar(select(func.tsvector_to_array(func.to_tsvector("english", query))))
-        return list(found or [])
+    async def query_lexemes(self, query: str, *, constants: bool = False) -> list[str]:
+        """The query's terms as the full-text index stores them (stemmed, stop words removed); `constants`
+        also sets `plan_with_constants` for the transaction in the same round trip."""
+        lexemes: Any = func.tsvector_to_array(func.to_tsvector("english", query))
+        if not constants:
+            return list(await self.session.scalar(select(lexemes)) or [])
+        plan = func.set_config("plan_cache_mode", "force_custom_plan", True)
+        row = (await self.session.execute(select(lexemes, plan))).one()
+        return list(row[0] or [])
 
     async def keyword(
         self,

@@ -1,4 +1,5 @@
-"""A bounded LRU with a TTL for query embeddings: identical query text skips the model.
+"""A bounded LRU with a TTL for query embeddings: identical query text skips the model (recall and
+knowledge search each keep one).
 
 Entries are keyed by the provider key (`TenantRegistry.for_tenant_keyed`: tenant, provider endpoint and
 model) *and* the text, so one tenant's entry can never answer another tenant's query, and a tenant that
