@@ -1,7 +1,17 @@
-"""Memory benchmarks through the real stack: gateway auth overhead, long-term writes/second, and the
-embedding worker's throughput (rows/second) with the local model.
+"""Write-path and read-path throughput through the real stack, the whole stack on this machine.
 
-    python bench/memory_writes.py [--writes 2000] [--concurrency 16]
+One run reports:
+- gateway auth overhead (GET /healthz vs GET /api/v1/whoami, sequential);
+- long-term writes/s with p50/p95 at concurrency 16 and 64, for one agent and for 64 agents;
+- session appends/s (64 agents, each appending to its own session) at concurrency 16 and 64;
+- a burst of 10,000 writes by one agent, and the time until the embedding worker has embedded all of it;
+- recalls/s with p50/p95 at concurrency 16 over that agent's 10,000 memories.
+
+The embedding worker runs throughout, as in production: writes compete with it for the same two cores.
+The load comes from aiohttp in this process (lighter per request than httpx, so the client takes less of
+the CPU it is measuring).
+
+    python bench/memory_writes.py [--writes 3000] [--burst 10000] [--recalls 1000]
 """
 
 from __future__ import annotations
@@ -10,13 +20,39 @@ import argparse
 import asyncio
 import time
 import uuid
+from collections.abc import Callable
+from typing import Any
 
+import aiohttp
 import asyncpg
 
 from harness import Bench, running_stack, summary_ms
 
+AGENTS = 64
+QUERIES = (
+    "what is the user's code word",
+    "which benchmark fact mentions the code word",
+    "code word for fact number",
+    "the user's secret word",
+    "benchmark facts",
+)
 
-async def timed_requests(bench: Bench, path: str, key: str | None, count: int) -> list[float]:
+Body = Callable[[int], dict[str, Any]]
+
+
+def fact(i: int) -> dict[str, Any]:
+    return {"text": f"benchmark fact {i}: the user's code word is {uuid.uuid4().hex[:8]}"}
+
+
+def turn(i: int) -> dict[str, Any]:
+    return {"tier": "session", "session_id": f"s-{i % AGENTS}", "role": "user", "content": f"turn {i}"}
+
+
+def query(i: int) -> dict[str, Any]:
+    return {"query": f"{QUERIES[i % len(QUERIES)]} {i % 97}"}
+
+
+async def sequential_gets(bench: Bench, path: str, key: str | None, count: int) -> list[float]:
     headers = bench.auth(key) if key else {}
     latencies = []
     for _ in range(count):
@@ -27,79 +63,100 @@ async def timed_requests(bench: Bench, path: str, key: str | None, count: int) -
     return latencies
 
 
-async def run(writes: int, concurrency: int) -> None:
-    async with running_stack() as bench:
-        tenant = await bench.tenant()
-        key = await bench.agent_key(tenant, "bench-writer")
+async def load(
+    http: aiohttp.ClientSession, path: str, keys: list[str], count: int, concurrency: int, body: Body
+) -> str:
+    """`count` POSTs with at most `concurrency` in flight, key i % len(keys): 'N/s, p50, p95'."""
+    latencies: list[float] = []
+    sem = asyncio.Semaphore(concurrency)
 
-        await timed_requests(bench, "/api/v1/whoami", key, 100)  # warm up
-        health = await timed_requests(bench, "/healthz", None, 1000)
-        whoami = await timed_requests(bench, "/api/v1/whoami", key, 1000)
-        print(f"GET /healthz (no auth), sequential: {summary_ms(health)}")
-        print(f"GET /api/v1/whoami (auth + scope), sequential: {summary_ms(whoami)}")
-        overhead = (sorted(whoami)[len(whoami) // 2] - sorted(health)[len(health) // 2]) * 1000
-        print(
-            f"median auth overhead per request: {overhead:.2f} ms; whoami {len(whoami) / sum(whoami):.0f} req/s"
+    async def one(i: int) -> None:
+        async with sem:
+            start = time.perf_counter()
+            headers = {"Authorization": f"Bearer {keys[i % len(keys)]}"}
+            async with http.post(path, json=body(i), headers=headers) as r:
+                text = await r.text()
+                assert r.status in (200, 201), f"{r.status} {text}"
+            latencies.append(time.perf_counter() - start)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(count)))
+    return f"{count / (time.perf_counter() - start):.0f}/s, {summary_ms(latencies)}"
+
+
+async def embedded_rows(conn: asyncpg.Connection, tenant: str) -> int:
+    return int(
+        await conn.fetchval(
+            "SELECT count(embedding_content_hash) FROM memories WHERE tenant_id = $1", uuid.UUID(tenant)
         )
+    )
 
-        writers = [key] + [await bench.agent_key(tenant, f"bench-writer-{i}") for i in range(1, concurrency)]
-        await bench.stack.supervisor.stop("memory-embedder")
-        for label, keys in (("one agent", [key]), (f"{concurrency} agents", writers)):
-            sem = asyncio.Semaphore(concurrency)
-            latencies: list[float] = []
 
-            async def write(
-                i: int,
-                keys: list[str] = keys,
-                latencies: list[float] = latencies,
-                sem: asyncio.Semaphore = sem,
-            ) -> None:
-                async with sem:
-                    start = time.perf_counter()
-                    r = await bench.http.post(
-                        "/api/v1/memory",
-                        headers=bench.auth(keys[i % len(keys)]),
-                        json={"text": f"benchmark fact {i}: the user's code word is {uuid.uuid4().hex[:8]}"},
+async def burst_and_drain(
+    bench: Bench, http: aiohttp.ClientSession, tenant_id: str, key: str, burst: int, rows: dict[str, str]
+) -> None:
+    """The only agent of `tenant_id` writes `burst` memories; then wait until every one is embedded."""
+    conn = await asyncpg.connect(bench.stack.database_url)
+    try:
+        start = time.perf_counter()
+        rows[f"burst: {burst} writes, one agent, concurrency 64"] = await load(
+            http, "/api/v1/memory", [key], burst, 64, fact
+        )
+        written = time.perf_counter() - start
+        while await embedded_rows(conn, tenant_id) < burst:
+            await asyncio.sleep(0.1)
+        drained = time.perf_counter() - start
+        rows["burst: embedding worker drain"] = (
+            f"all {burst} embedded {drained:.1f} s after the burst began ({written:.1f} s to write it)"
+        )
+    finally:
+        await conn.close()
+
+
+async def run(writes: int, burst: int, recalls: int) -> None:
+    async with running_stack() as bench:
+        tenant = await bench.tenant(memory_quota=1_000_000)
+        key = await bench.agent_key(tenant, "bench-writer")
+        await sequential_gets(bench, "/api/v1/whoami", key, 100)  # warm up
+        health = await sequential_gets(bench, "/healthz", None, 500)
+        whoami = await sequential_gets(bench, "/api/v1/whoami", key, 500)
+        agents = [await bench.agent_key(tenant, f"bench-agent-{i}") for i in range(AGENTS)]
+        burst_tenant = await bench.tenant(memory_quota=burst)
+        burst_key = await bench.agent_key(burst_tenant, "bench-burst")
+        rows: dict[str, str] = {
+            "GET /healthz (no auth), sequential": summary_ms(health),
+            "GET /api/v1/whoami (auth + scope), sequential": summary_ms(whoami),
+        }
+        async with aiohttp.ClientSession(
+            bench.stack.gateway_url, connector=aiohttp.TCPConnector(limit=128)
+        ) as http:
+            await load(http, "/api/v1/memory", agents, 256, 16, fact)  # warm every key into the caches
+            for label, keys in (("one agent", [key]), (f"{AGENTS} agents", agents)):
+                for concurrency in (16, 64):
+                    rows[f"writes: {label}, concurrency {concurrency}"] = await load(
+                        http, "/api/v1/memory", keys, writes, concurrency, fact
                     )
-                    latencies.append(time.perf_counter() - start)
-                    assert r.status_code == 201, r.text
-
-            start = time.perf_counter()
-            await asyncio.gather(*(write(i) for i in range(writes)))
-            elapsed = time.perf_counter() - start
-            print(
-                f"long-term writes through the gateway, {label}: {writes / elapsed:.0f} writes/s "
-                f"({writes} writes, concurrency {concurrency}); latency {summary_ms(latencies)}"
-            )
-        writes *= 2  # both rounds wait for the embedder below
-
-        conn = await asyncpg.connect(bench.stack.database_url)
-        try:
-            await bench.stack.start_service("memory-embedder", "cairn_memory.embedder")
-            start = time.perf_counter()
-            while True:
-                ready = await conn.fetchval(
-                    "SELECT count(embedding_content_hash) FROM memories WHERE tenant_id = $1",
-                    uuid.UUID(tenant),
+            for concurrency in (16, 64):
+                rows[f"session appends: {AGENTS} agents, concurrency {concurrency}"] = await load(
+                    http, "/api/v1/memory", agents, writes, concurrency, turn
                 )
-                if ready >= writes:
-                    break
-                await asyncio.sleep(0.05)
-            elapsed = time.perf_counter() - start
-            print(
-                f"embedding worker backlog: {writes} rows in {elapsed:.1f} s = {writes / elapsed:.0f} rows/s "
-                "(from worker start: includes model load and JetStream fetches)"
+            await burst_and_drain(bench, http, burst_tenant, burst_key, burst, rows)
+            await load(http, "/api/v1/memory/recall", [burst_key], 50, 4, query)  # warm up
+            rows[f"recalls: {burst} memories, concurrency 16"] = await load(
+                http, "/api/v1/memory/recall", [burst_key], recalls, 16, query
             )
-        finally:
-            await conn.close()
+        width = max(map(len, rows))
+        for label, value in rows.items():
+            print(f"{label:<{width}}  {value}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--writes", type=int, default=2000)
-    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--writes", type=int, default=3000)
+    parser.add_argument("--burst", type=int, default=10_000)
+    parser.add_argument("--recalls", type=int, default=1000)
     args = parser.parse_args()
-    asyncio.run(run(args.writes, args.concurrency))
+    asyncio.run(run(args.writes, args.burst, args.recalls))
 
 
 if __name__ == "__main__":

@@ -1,13 +1,12 @@
 """`python -m cairn_memory`: serve the memory subjects over NATS."""
 
-import asyncio
 from contextlib import AsyncExitStack
 
 from nats.aio.client import Client as NATS
 
 from cairn_memory.app import setup
 from cairn_memory.settings import MemorySettings
-from cairn_servicekit import NatsService, run_service
+from cairn_servicekit import NatsService, eventloop, run_service
 
 
 def main() -> None:
@@ -16,7 +15,7 @@ def main() -> None:
     async def wire(stack: AsyncExitStack, nc: NATS) -> NatsService:
         return await setup(settings, stack, nc)
 
-    asyncio.run(run_service("memory", settings, wire))
+    eventloop.run(run_service("memory", settings, wire))
 
 
 if __name__ == "__main__":

@@ -65,7 +65,13 @@ async def setup(settings: MemorySettings, stack: AsyncExitStack, nc: NATS) -> Na
     meter = UsageMeter(sessionmaker, settings.usage_flush_interval_seconds)
     register(
         service,
-        MemoryService(sessionmaker, settings, CreatedPublisher(js), meter),
+        MemoryService(
+            sessionmaker,
+            engine.execution_options(isolation_level="AUTOCOMMIT"),  # shares the pool
+            settings,
+            CreatedPublisher(js),
+            meter,
+        ),
         PromotedWriter(sessionmaker, embedders, settings, meter),
     )
     service.health_check(postgres_check(sessionmaker))

@@ -10,6 +10,7 @@ max_deliver, then dead-lettered) and the loop itself backs off while the broker 
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import time
 import uuid
@@ -35,6 +36,7 @@ from cairn_observability.metrics import declare_consumer
 from cairn_observability.propagation import link_from
 from cairn_observability.tracing import set_scope_attributes, tracer
 from cairn_providers import TenantEmbedders, secret_box
+from cairn_servicekit import eventloop
 from cairn_servicekit.backoff import Backoff
 from cairn_servicekit.bus import connect_nats
 from cairn_servicekit.consumer import DeadLetters, durable_pull, fetch_batch
@@ -313,7 +315,8 @@ async def serve(settings: MemorySettings, embedding: EmbeddingSettings) -> None:
 
 def main() -> None:
     settings = MemorySettings()  # scope keys come from the environment
-    asyncio.run(serve(settings, EmbeddingSettings()))
+    os.nice(settings.embed_nice)  # before the model's threads start: they inherit it
+    eventloop.run(serve(settings, EmbeddingSettings()))
 
 
 if __name__ == "__main__":

@@ -58,9 +58,8 @@ class PromotedWriter:
         self._meter.add(scope.tenant_id, "embedded_tokens", estimate_tokens(c.text for c in req.candidates))
         async with self._sm.begin() as session:
             store = MemoryStore(session)
-            await store.lock_scope(scope)
+            live = await store.lock_live_count(scope)
             quota = await store.quota(scope.tenant_id, self._settings.default_memory_quota)
-            live = await store.live_count(scope)
             for candidate, (vector, *chunk_vectors) in zip(req.candidates, vectors, strict=True):
                 digest = content_hash(candidate.text)
                 if await self._has_promoted_hash(session, scope, digest):

@@ -4,7 +4,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from cairn_contracts import limits
 from cairn_contracts.errors import Conflict, InvalidProjectId, NotFound, QuotaExceeded, ValidationFailed
@@ -17,7 +17,7 @@ from cairn_contracts.memory import (
     Source,
 )
 from cairn_memory.settings import MemorySettings
-from cairn_memory.store import MemoryStore
+from cairn_memory.store import MemoryStore, insert_under_quota
 from cairn_scope import Scope
 from cairn_storage.convert import memory_out, turn_out
 from cairn_storage.models import Memory as MemoryRow
@@ -35,11 +35,13 @@ class MemoryService:
     def __init__(
         self,
         sessionmaker: async_sessionmaker[AsyncSession],
+        autocommit: AsyncEngine,
         settings: MemorySettings,
         on_created: OnCreated,
         meter: UsageMeter,
     ) -> None:
         self._sm = sessionmaker
+        self._autocommit = autocommit  # single-statement writes: no BEGIN/COMMIT round trips
         self._settings = settings
         self._on_created = on_created
         self._meter = meter
@@ -79,28 +81,35 @@ class MemoryService:
         source_session_id: str | None = None,
         write_id: uuid.UUID | None = None,
     ) -> Memory:
-        """Insert a live memory; the quota check and the insert share one advisory-locked transaction.
+        """Insert a live memory: the quota check, the project check and the insert are one statement.
 
         With a `write_id` (an idempotent write), the row takes it as its id, and a retry whose first
-        attempt committed gets that row back (checked under the same lock, so never a twin).
+        attempt committed gets that row back (never a twin: the id is the primary key).
         """
-        async with self._sm.begin() as session:
-            store = MemoryStore(session)
-            await self._check_project(store, scope, body.project_id)
-            await store.lock_scope(scope)
-            existing = await store.get(scope, str(write_id)) if write_id is not None else None
-            if existing is not None:
-                memory = memory_out(existing)
-            else:
-                quota = await store.quota(scope.tenant_id, self._settings.default_memory_quota)
-                if await store.live_count(scope) >= quota:
-                    raise QuotaExceeded(f"this subject already holds its quota of {quota} live memories")
-                row = self._row(scope, body, source, source_session_id, write_id)
-                memory = memory_out(await store.add(row))
-                self._meter.add(scope.tenant_id, "writes")
+        row = self._row(scope, body, source, source_session_id, write_id)
+        async with self._autocommit.connect() as conn:
+            created = await insert_under_quota(conn, row, self._settings.default_memory_quota)
+        if created is None:
+            memory = await self._refused(scope, body, row.id if write_id is not None else None)
+        else:
+            row.created_at = created
+            row.superseded_by, row.embedding_content_hash, row.last_recalled_at = None, None, None
+            memory = memory_out(row)
+            self._meter.add(scope.tenant_id, "writes")
         # Also on a retry: the first attempt may have died before announcing the row (Msg-Id dedupes).
         await self._on_created(memory, scope)
         return memory
+
+    async def _refused(self, scope: Scope, body: LongMemoryWrite, write_id: uuid.UUID | None) -> Memory:
+        """Why `insert_under_quota` wrote nothing: the retried write's row, or the error to raise."""
+        async with self._sm() as session:
+            store = MemoryStore(session)
+            existing = await store.get(scope, str(write_id)) if write_id is not None else None
+            if existing is not None:
+                return memory_out(existing)
+            await self._check_project(store, scope, body.project_id)
+            quota = await store.quota(scope.tenant_id, self._settings.default_memory_quota)
+        raise QuotaExceeded(f"this subject already holds its quota of {quota} live memories")
 
     async def supersede(self, scope: Scope, memory_id: str, body: LongMemoryWrite) -> Memory:
         """Write the newer memory and point the old one at it; live count is unchanged, so no quota check."""

@@ -25,6 +25,9 @@ class MemorySettings(ServiceSettings):
     events_stream_replicas: int = Field(default=1, ge=1, le=5)
     # Embedding worker
     embed_batch_size: int = 64
+    # Niceness the worker runs at: sharing a host with the request paths, it takes the CPU they leave
+    # (a write burst is acknowledged first and embedded right after). 0 keeps the default priority.
+    embed_nice: int = Field(default=10, ge=0, le=19)
     embed_fetch_timeout_seconds: float = 1.0
     # Rows still pending after this long are embedded by the worker's sweep (covers a lost publish).
     embed_sweep_interval_seconds: float = 30.0

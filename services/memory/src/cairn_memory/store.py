@@ -4,8 +4,10 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, delete, func, select, text
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import Select, String, bindparam, delete, func, select, text
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+from sqlalchemy.dialects.postgresql import UUID as PgUUID
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from cairn_contracts.memory import ListMemoriesRequest
 from cairn_scope import Scope, check_scoped, scoped_delete, scoped_select
@@ -19,18 +21,79 @@ def as_uuid(value: str) -> uuid.UUID | None:
         return None
 
 
+# The quota-checked write as one statement (one round trip, its own transaction). The CTE locks the
+# subject's live-count row, creating it at 0 on the subject's first write: that lock serialises the
+# subject's writes, and ON CONFLICT DO UPDATE returns the row's latest committed count even when it had to
+# wait for it. The insert happens only under quota and only for the tenant's own project (or none); the
+# insert trigger (migration 0012) then adds the row to the count. A write id already taken (an idempotent
+# retry whose first attempt committed) inserts nothing, like a refusal: the caller asks why.
+_REMEMBER = text(
+    """
+    WITH counter AS (
+        INSERT INTO memory_live_counts AS c (tenant_id, subject_id, live)
+        VALUES (:tenant_id, :subject_id, 0)
+        ON CONFLICT (tenant_id, subject_id) DO UPDATE SET live = c.live
+        RETURNING c.live
+    )
+    INSERT INTO memories (
+        id, tenant_id, subject_id, project_id, text, confidence, source, source_session_id, tags,
+        metadata, recall_count
+    )
+    SELECT :id, :tenant_id, :subject_id, :project_id, :text, :confidence, :source, :source_session_id,
+        :tags, :metadata, 0
+    FROM counter
+    WHERE counter.live < COALESCE((SELECT memory_quota FROM tenants WHERE id = :tenant_id), :default_quota)
+        AND (:project_id IS NULL
+             OR EXISTS (SELECT 1 FROM projects WHERE id = :project_id AND tenant_id = :tenant_id))
+    ON CONFLICT (id) DO NOTHING
+    RETURNING created_at
+    """
+).bindparams(
+    bindparam("id", type_=PgUUID(as_uuid=True)),
+    bindparam("tenant_id", type_=PgUUID(as_uuid=True)),
+    bindparam("project_id", type_=PgUUID(as_uuid=True)),
+    bindparam("tags", type_=ARRAY(String)),
+    bindparam("metadata", type_=JSONB),
+)
+
+
+async def insert_under_quota(conn: AsyncConnection, row: Memory, default_quota: int) -> datetime | None:
+    """Insert `row` if its subject is under quota and its project is its tenant's; its `created_at`, or
+    None when nothing was written (over quota, a foreign project, or its id already taken)."""
+    params = {
+        "id": row.id,
+        "tenant_id": row.tenant_id,
+        "subject_id": row.subject_id,
+        "project_id": row.project_id,
+        "text": row.text,
+        "confidence": row.confidence,
+        "source": row.source,
+        "source_session_id": row.source_session_id,
+        "tags": row.tags,
+        "metadata": row.metadata_,
+        "default_quota": default_quota,
+    }
+    created: datetime | None = (await conn.execute(_REMEMBER, params)).scalar_one_or_none()
+    return created
+
+
 class MemoryStore:
     """Queries over one AsyncSession; the caller owns the transaction."""
 
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
 
-    async def lock_scope(self, scope: Scope) -> None:
-        """Serialise quota-checked writes of one (tenant, subject) until the transaction ends."""
-        await self.session.execute(
-            text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"),
-            {"k": f"memory-quota:{scope.tenant_id}:{scope.subject_id}"},
+    async def lock_live_count(self, scope: Scope) -> int:
+        """Lock the subject's live-count row until the transaction ends (serialising its quota-checked
+        writes, as `insert_under_quota` does) and return its live memories."""
+        live = await self.session.scalar(
+            text(
+                "INSERT INTO memory_live_counts AS c (tenant_id, subject_id, live) VALUES (:t, :s, 0) "
+                "ON CONFLICT (tenant_id, subject_id) DO UPDATE SET live = c.live RETURNING c.live"
+            ),
+            {"t": uuid.UUID(scope.tenant_id), "s": scope.subject_id},
         )
+        return int(live or 0)
 
     async def quota(self, tenant_id: str, default: int) -> int:
         value = await self.session.scalar(
@@ -45,19 +108,6 @@ class MemoryStore:
             )
         )
         return found is not None
-
-    async def live_count(self, scope: Scope) -> int:
-        stmt = check_scoped(
-            select(func.count())
-            .select_from(Memory)
-            .where(
-                Memory.tenant_id == scope.tenant_id,
-                Memory.subject_id == scope.subject_id,
-                Memory.superseded_by.is_(None),
-            ),
-            scope,
-        )
-        return int(await self.session.scalar(stmt) or 0)
 
     async def add(self, row: Memory) -> Memory:
         self.session.add(row)

@@ -14,7 +14,7 @@ from cairn_recall.merged import MergedRecall, MergedRecallSettings
 from cairn_recall.service import RecallService
 from cairn_recall.settings import RecallSettings
 from cairn_recall.subject_index import SubjectIndexes
-from cairn_servicekit import NatsService, ServiceClient, run_service
+from cairn_servicekit import NatsService, ServiceClient, eventloop, run_service
 from cairn_servicekit.health import postgres_check
 from cairn_storage import create_engine, make_sessionmaker
 from cairn_storage.usage import UsageMeter
@@ -71,7 +71,7 @@ def main() -> None:
         service.health_check(postgres_check(sessionmaker))
         return service
 
-    asyncio.run(run_service("recall", settings, wire))
+    eventloop.run(run_service("recall", settings, wire))
 
 
 if __name__ == "__main__":
