@@ -18,16 +18,24 @@ def asyncpg_url(url: str) -> str:
 
 
 def create_engine(
-    url: str | SecretStr, *, pool_size: int = 10, server_settings: dict[str, str] | None = None, **kwargs: Any
+    url: str | SecretStr,
+    *,
+    pool_size: int = 10,
+    max_overflow: int | None = None,
+    server_settings: dict[str, str] | None = None,
+    **kwargs: Any,
 ) -> AsyncEngine:
-    """An asyncpg engine; `server_settings` apply to every pooled connection (never session-level SET)."""
+    """An asyncpg engine; `server_settings` apply to every pooled connection (never session-level SET).
+
+    `max_overflow` defaults to `pool_size`. Hot paths pass 0: an overflow connection is closed when it is
+    returned, so steady load above the pool size reconnects on every request."""
     connect_args: dict[str, Any] = {
         "server_settings": {"application_name": "cairn", **(server_settings or {})}
     }
     engine = create_async_engine(
         asyncpg_url(url.get_secret_value() if isinstance(url, SecretStr) else url),
         pool_size=pool_size,
-        max_overflow=pool_size,
+        max_overflow=pool_size if max_overflow is None else max_overflow,
         # No pre-ping: it costs a round trip on every checkout. A connection broken by a database restart
         # fails one request and is then discarded by the pool; recycling bounds idle connections' age.
         pool_recycle=1800,

@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 
 from cairn_contracts.health import ReadyReport
 from cairn_gateway import (
+    metrics,
     routes_audit,
     routes_codec,
     routes_graduation,
@@ -26,7 +27,6 @@ from cairn_gateway.errors import install_error_handlers
 from cairn_gateway.idempotency import IdempotencyStore, install_idempotency
 from cairn_gateway.input_guard import InputGuardMiddleware
 from cairn_gateway.mcp_mount import mount_mcp
-from cairn_gateway.metrics import GatewayMetrics
 from cairn_gateway.openapi_doc import install_openapi
 from cairn_gateway.ratelimit import Bucket, RateLimiter
 from cairn_gateway.readiness import TemporalProbe, http_ready, readiness, readiness_checks
@@ -47,15 +47,16 @@ API_DESCRIPTION = (
 
 
 def create_app(settings: GatewaySettings) -> FastAPI:
-    metrics = GatewayMetrics()
-
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = create_engine(settings.database_url, pool_size=10)
         sessionmaker = make_sessionmaker(engine)
+        # Every write takes a rate-limit token here: a fixed pool, because overflow connections are closed
+        # on return and reopened by the next burst (a TCP and auth handshake per request under load).
         limiter_engine = create_engine(
             settings.database_url,
-            pool_size=5,
+            pool_size=16,
+            max_overflow=0,
             isolation_level="AUTOCOMMIT",
             server_settings={"synchronous_commit": "off"},
         )
@@ -104,7 +105,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     # Added after (so outside) the idempotency buffer: an oversized body is refused before anyone reads it.
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     mcp = mount_mcp(app)
-    app.middleware("http")(metrics.middleware)
+    app.add_middleware(metrics.MetricsMiddleware)
     instrument_fastapi(app)  # outermost: its server span covers the other middleware too
     if settings.codec_cors_origin_list:
         # The Temporal UI calls the codec endpoint from the operator's browser, with their bearer key.

@@ -31,7 +31,7 @@ class GatewayState:
     codec: AesGcmCodec | None = None  # Temporal payload keys, for the codec endpoint
 
 
-def get_state(request: Request) -> GatewayState:
+async def get_state(request: Request) -> GatewayState:  # async: FastAPI runs a sync one in a thread
     state: GatewayState = request.app.state.gateway
     return state
 

@@ -50,7 +50,7 @@ async def usage_loop(sessionmaker: async_sessionmaker[AsyncSession], settings: M
 
 
 async def setup(settings: MemorySettings, stack: AsyncExitStack, nc: NATS) -> NatsService:
-    engine = create_engine(settings.database_url)
+    engine = create_engine(settings.database_url, pool_size=16, max_overflow=0)  # a fixed pool: no churn
     stack.push_async_callback(engine.dispose)
     sessionmaker = make_sessionmaker(engine)
     js = nc.jetstream()
