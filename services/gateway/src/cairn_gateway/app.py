@@ -38,6 +38,7 @@ from cairn_servicekit import ServiceClient
 from cairn_servicekit.bus import connect_nats
 from cairn_servicekit.payload_codec import AesGcmCodec
 from cairn_storage import create_engine, make_sessionmaker
+from cairn_storage.pool import create_pool
 
 API_DESCRIPTION = (
     "Durable, isolated memory for AI agents. Authenticate with `Authorization: Bearer <key>`; every memory "
@@ -51,14 +52,17 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = create_engine(settings.database_url, pool_size=10)
         sessionmaker = make_sessionmaker(engine)
-        # Every write takes a rate-limit token here: a fixed pool, because overflow connections are closed
-        # on return and reopened by the next burst (a TCP and auth handshake per request under load).
+        # Idempotency claims (one atomic statement each) and rate-limit takes (one per request): fixed
+        # pools, because an overflow connection is closed on return and reopened by the next burst.
         limiter_engine = create_engine(
             settings.database_url,
-            pool_size=16,
+            pool_size=8,
             max_overflow=0,
             isolation_level="AUTOCOMMIT",
             server_settings={"synchronous_commit": "off"},
+        )
+        limiter_pool = await create_pool(
+            settings.database_url, size=12, server_settings={"synchronous_commit": "off"}
         )
         nc = await connect_nats(settings, "gateway")
         box = secret_box(settings.provider_secrets_key)
@@ -74,7 +78,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
             store=store,
             auth=Authenticator(store, KeyCache(settings.key_cache_ttl_seconds)),
             limiter=RateLimiter(
-                limiter_engine,
+                limiter_pool,
                 write=Bucket(settings.rate_limit_per_second, settings.rate_limit_burst),
                 read=Bucket(settings.read_rate_limit_per_second, settings.read_rate_limit_burst),
             ),
@@ -93,6 +97,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
             yield
         await nc.drain()
         await probes.aclose()
+        await limiter_pool.close()
         await limiter_engine.dispose()
         await engine.dispose()
 

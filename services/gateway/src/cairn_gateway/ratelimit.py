@@ -10,8 +10,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Literal
 
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine
+import asyncpg
 
 from cairn_contracts.errors import RateLimited
 
@@ -28,9 +27,9 @@ _REFILLED = (
 def _take(rate_column: str, burst_column: str) -> str:
     return f"""
     INSERT INTO rate_buckets AS b (key_id, tokens, allowed, rate, burst, updated_at)
-    SELECT :key_id, lim.burst - 1, true, lim.rate, lim.burst, clock_timestamp()
-    FROM (SELECT COALESCE((SELECT {rate_column} FROM tenants WHERE id = :tenant_id), :rate) AS rate,
-                 COALESCE((SELECT {burst_column} FROM tenants WHERE id = :tenant_id), :burst) AS burst) lim
+    SELECT $1, lim.burst - 1, true, lim.rate, lim.burst, clock_timestamp()
+    FROM (SELECT COALESCE((SELECT {rate_column} FROM tenants WHERE id = $2::uuid), $3::float8) AS rate,
+                 COALESCE((SELECT {burst_column} FROM tenants WHERE id = $2::uuid), $4::int) AS burst) lim
     ON CONFLICT (key_id) DO UPDATE SET
         allowed = {_REFILLED} >= 1,
         tokens = {_REFILLED} - CASE WHEN {_REFILLED} >= 1 THEN 1 ELSE 0 END,
@@ -43,8 +42,8 @@ def _take(rate_column: str, burst_column: str) -> str:
 
 Kind = Literal["write", "read"]
 _TAKE = {
-    "write": text(_take("rate_limit_per_second", "rate_limit_burst")),
-    "read": text(_take("read_rate_limit_per_second", "read_rate_limit_burst")),
+    "write": _take("rate_limit_per_second", "rate_limit_burst"),
+    "read": _take("read_rate_limit_per_second", "read_rate_limit_burst"),
 }
 
 
@@ -61,27 +60,25 @@ def bucket_id(key_id: str, kind: Kind) -> uuid.UUID:
 
 
 class RateLimiter:
-    """Takes tokens over its own autocommit engine: a take is one atomic statement, so it needs no
-    transaction, and with asynchronous commit it costs one round trip and no WAL flush (a bucket lost in a
-    crash only refills early)."""
+    """Takes tokens over its own asyncpg pool: a take is one atomic statement, so it needs no transaction,
+    and with asynchronous commit it costs one round trip and no WAL flush (a bucket lost in a crash only
+    refills early)."""
 
-    def __init__(self, engine: AsyncEngine, write: Bucket, read: Bucket) -> None:
-        self._engine = engine
+    def __init__(self, pool: asyncpg.Pool, write: Bucket, read: Bucket) -> None:
+        self._pool = pool
         self._defaults: dict[Kind, Bucket] = {"write": write, "read": read}
 
     async def take(self, key_id: str, tenant_id: str | None, kind: Kind = "write") -> None:
         """Take one token from `key_id`'s `kind` bucket or raise RateLimited with a whole-second Retry-After."""
         default = self._defaults[kind]
-        params = {
-            "key_id": bucket_id(key_id, kind),
-            "tenant_id": uuid.UUID(tenant_id) if tenant_id else None,
-            "rate": default.rate_per_second,
-            "burst": default.burst,
-        }
-        async with self._engine.connect() as conn:
-            row = (await conn.execute(_TAKE[kind], params)).one()
-        if not row.allowed:
-            retry_after = max(1, math.ceil((1 - row.tokens) / row.rate))
+        tenant = uuid.UUID(tenant_id) if tenant_id else None
+        async with self._pool.acquire() as conn:
+            row = await conn.fetchrow(
+                _TAKE[kind], bucket_id(key_id, kind), tenant, default.rate_per_second, default.burst
+            )
+        assert row is not None  # the upsert always returns its row
+        if not row["allowed"]:
+            retry_after = max(1, math.ceil((1 - row["tokens"]) / row["rate"]))
             raise RateLimited(
                 f"{kind} rate limit reached; retry in {retry_after}s",
                 headers={"Retry-After": str(retry_after)},
