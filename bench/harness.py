@@ -7,6 +7,7 @@ import secrets
 import shutil
 import statistics
 import tempfile
+import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -99,3 +100,17 @@ async def gather_limited(limit: int, coros: list[object]) -> list[object]:
             return await coro  # type: ignore[misc]
 
     return await asyncio.gather(*(run(c) for c in coros))
+
+
+async def wait_subject_indexes(bench: Bench, key: str, query: str, timeout: float = 300.0) -> float:
+    """A subject past CAIRN_SUBJECT_INDEX_MIN_ROWS gets its own indexes, built in the background after its
+    first recall: wait until recall uses them (the steady state to measure); the seconds it took."""
+    start = time.perf_counter()
+    while time.perf_counter() - start < timeout:
+        r = await bench.http.post(
+            "/api/v1/memory/recall", headers=bench.auth(key), json={"query": query, "mode": "semantic"}
+        )
+        if r.status_code == 200 and r.json()["meta"]["strategy"] == "subject_ann":
+            return time.perf_counter() - start
+        await asyncio.sleep(0.5)
+    raise RuntimeError("the subject's indexes never became ready")

@@ -17,7 +17,7 @@ from cairn_contracts.memory import (
     Source,
 )
 from cairn_memory.settings import MemorySettings
-from cairn_memory.store import MemoryStore, insert_under_quota
+from cairn_memory.store import MemoryStore, append_under_caps, insert_under_quota
 from cairn_scope import Scope
 from cairn_storage.convert import memory_out, turn_out
 from cairn_storage.models import Memory as MemoryRow
@@ -171,27 +171,34 @@ class MemoryService:
         self, scope: Scope, body: SessionTurnWrite, write_id: uuid.UUID | None = None
     ) -> SessionTurn:
         """Append a turn; with a `write_id`, a retry whose first attempt committed gets that turn back."""
-        expires = self._expiry(body, datetime.now(UTC))
+        row = SessionMemory(
+            tenant_id=uuid.UUID(scope.tenant_id),
+            subject_id=scope.subject_id,
+            session_id=body.session_id,
+            role=body.role.value,
+            content=body.content,
+            metadata_=body.metadata,
+            expires_at=self._expiry(body, datetime.now(UTC)),
+            write_id=write_id,
+        )
+        caps = self._settings.session_max_turns, self._settings.session_max_bytes
+        async with self._autocommit.connect() as conn:
+            written = await append_under_caps(conn, row, *caps)
+        if written is None:
+            return await self._append_checked(scope, body, row)
+        row.seq, row.created_at = written
+        self._meter.add(scope.tenant_id, "session_bytes", len(body.content.encode()))
+        return turn_out(row)
+
+    async def _append_checked(self, scope: Scope, body: SessionTurnWrite, row: SessionMemory) -> SessionTurn:
+        """The exact path: the retried append's turn, or the caps counted over live turns only."""
         async with self._sm.begin() as session:
             store = MemoryStore(session)
-            existing = await store.turn_by_write_id(scope, write_id) if write_id is not None else None
-            if existing is not None:
+            if row.write_id is not None and (existing := await store.turn_by_write_id(scope, row.write_id)):
                 return turn_out(existing)
             await store.lock_session(scope, body.session_id)
             await self._check_session_caps(store, scope, body)
-            row = await store.append_turn(
-                SessionMemory(
-                    tenant_id=uuid.UUID(scope.tenant_id),
-                    subject_id=scope.subject_id,
-                    session_id=body.session_id,
-                    role=body.role.value,
-                    content=body.content,
-                    metadata_=body.metadata,
-                    expires_at=expires,
-                    write_id=write_id,
-                )
-            )
-            turn = turn_out(row)
+            turn = turn_out(await store.append_turn(row))
         self._meter.add(scope.tenant_id, "session_bytes", len(body.content.encode()))
         return turn
 

@@ -77,6 +77,54 @@ async def insert_under_quota(conn: AsyncConnection, row: Memory, default_quota: 
     return created
 
 
+# An append as one statement when the session's counts (turns and bytes, expired-but-unpruned turns
+# included: an upper bound) show it under both caps. Locking the session's count row serialises its
+# appends, as `MemoryStore.lock_session` does for the exact check; a taken write id inserts nothing.
+_APPEND = text(
+    """
+    WITH counter AS (
+        INSERT INTO session_turn_counts AS c (tenant_id, subject_id, session_id, turns, bytes)
+        VALUES (:tenant_id, :subject_id, :session_id, 0, 0)
+        ON CONFLICT (tenant_id, subject_id, session_id) DO UPDATE SET turns = c.turns
+        RETURNING c.turns, c.bytes
+    )
+    INSERT INTO session_memories (
+        tenant_id, subject_id, session_id, role, content, metadata, expires_at, write_id
+    )
+    SELECT :tenant_id, :subject_id, :session_id, :role, :content, :metadata, :expires_at, :write_id
+    FROM counter
+    WHERE counter.turns < :max_turns AND counter.bytes + octet_length(:content) <= :max_bytes
+    ON CONFLICT (tenant_id, subject_id, write_id) WHERE write_id IS NOT NULL DO NOTHING
+    RETURNING seq, created_at
+    """
+).bindparams(
+    bindparam("tenant_id", type_=PgUUID(as_uuid=True)),
+    bindparam("write_id", type_=PgUUID(as_uuid=True)),
+    bindparam("metadata", type_=JSONB),
+)
+
+
+async def append_under_caps(
+    conn: AsyncConnection, row: SessionMemory, max_turns: int, max_bytes: int
+) -> tuple[int, datetime] | None:
+    """Append `row` if the session's upper-bound counts leave room; its (seq, created_at), or None when
+    the exact check must decide (or its write id is already taken)."""
+    params = {
+        "tenant_id": row.tenant_id,
+        "subject_id": row.subject_id,
+        "session_id": row.session_id,
+        "role": row.role,
+        "content": row.content,
+        "metadata": row.metadata_,
+        "expires_at": row.expires_at,
+        "write_id": row.write_id,
+        "max_turns": max_turns,
+        "max_bytes": max_bytes,
+    }
+    written = (await conn.execute(_APPEND, params)).one_or_none()
+    return (int(written.seq), written.created_at) if written is not None else None
+
+
 class MemoryStore:
     """Queries over one AsyncSession; the caller owns the transaction."""
 
@@ -167,10 +215,14 @@ class MemoryStore:
         return row
 
     async def lock_session(self, scope: Scope, session_id: str) -> None:
-        """Serialise appends to one session of one (tenant, subject): its caps are checked race-free."""
+        """Serialise appends to one session of one (tenant, subject), on the count row `append_under_caps`
+        locks too: its caps are checked race-free."""
         await self.session.execute(
-            text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"),
-            {"k": f"session-cap:{scope.tenant_id}:{scope.subject_id}:{session_id}"},
+            text(
+                "INSERT INTO session_turn_counts AS c (tenant_id, subject_id, session_id) VALUES (:t, :s, :id) "
+                "ON CONFLICT (tenant_id, subject_id, session_id) DO UPDATE SET turns = c.turns"
+            ),
+            {"t": uuid.UUID(scope.tenant_id), "s": scope.subject_id, "id": session_id},
         )
 
     async def session_usage(self, scope: Scope, session_id: str) -> tuple[int, int]:
