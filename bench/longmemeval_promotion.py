@@ -16,7 +16,7 @@ Metrics per question, top 10 recalled memories: `verbatim` (the answer text, low
 normalised, appears in one memory) and `covered` (every content word of the answer appears, stemmed, in
 one memory: promotion rewrites "my closet" as "the user's closet", which `verbatim` counts as a miss).
 
-    python bench/longmemeval_promotion.py [--questions 28] [--others 4]
+    python bench/longmemeval_promotion.py [--questions 28] [--others 4] [--data PATH]
 """
 
 from __future__ import annotations
@@ -139,8 +139,8 @@ async def wait_embedded(bench: Bench, keys: list[str]) -> None:
             await asyncio.sleep(2)
 
 
-async def run(limit: int, others: int) -> None:
-    questions = [q for q in json.loads(gzip.open(DATA).read()) if q["question_type"] in TYPES][:limit]
+async def run(limit: int, others: int, data: Path = DATA) -> None:
+    questions = [q for q in json.loads(gzip.open(data).read()) if q["question_type"] in TYPES][:limit]
     async with running_stack() as bench:
         tenant = await bench.tenant(
             promotion_budget_per_hour=100_000,
@@ -203,8 +203,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--questions", type=int, default=28, help="at most this many questions")
     parser.add_argument("--others", type=int, default=4, help="non-answer sessions sampled per question")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=DATA,
+        help="LongMemEval-S file (default: ../shared next to the repository)",
+    )
     args = parser.parse_args()
-    asyncio.run(run(args.questions, args.others))
+    asyncio.run(run(args.questions, args.others, args.data))
 
 
 if __name__ == "__main__":

@@ -1,20 +1,24 @@
 """Train the learned durable-fact decision from the dev split of dataset_v2 (never from test).
 
     .venv/bin/python services/promotion/eval/train_durable.py [--dataset PATH] [--out PATH]
+        [--longmemeval PATH | --longmemeval '']
 
 Every clause the offline pipeline reads in a dev session is one example: positive when its
 self-contained rewrite matches one of the session's labelled facts (the eval's own matcher), else
 negative. Features: the clause's local MiniLM embedding (384) and `learned.cheap_features`. Model:
 L2-regularised logistic regression fitted by Newton's method in numpy (deterministic: no random
 initialisation, folds by a fixed rule). The regularisation strength and the decision threshold are
-picked by 5-fold cross-validation over dev sessions, scoring the whole pipeline (dedupe, gate, matching)
+picked by 5-fold cross-validation over dev sessions (and so is the weight of the weak LongMemEval-S
+examples, `weak_examples`: 0 means cross-validation found they do not help), scoring the whole pipeline (dedupe, gate, matching)
 with the eval's metric: the best F1 whose precision is at least `MIN_PRECISION`. The model is then
 refitted on all of dev and written as JSON next to `cairn_promotion/learned.py`.
 """
 
 import argparse
+import gzip
 import hashlib
 import json
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from cairn_contracts.promotion import Candidate
+from cairn_contracts.promotion import Candidate, Turn
 from cairn_embeddings import LocalOnnxEmbedder
 from cairn_promotion.compiler import DEFAULT_MAX_CHARS, DEFAULT_MAX_TURNS, recent_window
 from cairn_promotion.eval import (
@@ -44,6 +48,19 @@ MIN_PRECISION = 0.88
 # dataset_v1 (written against the old rules, so never a fair test) is extra training data.
 # train_extra holds sessions written only to train on.
 EXTRA = (DEFAULT_DATASET.with_name("dataset_v1.json"), DEFAULT_DATASET.with_name("train_extra.json"))
+# LongMemEval-S (public, MIT): turn-level `has_answer` labels written by people who never saw this
+# project. Only the question types the end-to-end bench does NOT use, and no session any bench question
+# reads, so `bench/longmemeval_promotion.py` stays an outside check.
+# `../shared` next to the repository, as for the bench (a worktree elsewhere passes --longmemeval).
+LONGMEMEVAL = (
+    Path(__file__).resolve().parents[4] / "shared" / "data" / "longmemeval" / "longmemeval_s_dev.json.gz"
+)
+BENCH_TYPES = frozenset({"single-session-user", "knowledge-update"})
+# Negatives: a few clauses per user turn of the sessions that are no question's evidence.
+NEGATIVES_PER_TURN = 2
+MAX_NEGATIVES = 800
+# How much a weak LongMemEval example counts next to a hand-labelled one (0: not at all): chosen by CV.
+WEAK_WEIGHTS = (0.0, 0.3, 1.0)
 LAMBDAS = (0.1, 0.3, 1.0, 3.0, 10.0)
 SCALES = (1.0, 4.0, 10.0)
 THRESHOLDS = tuple(round(0.2 + 0.025 * i, 3) for i in range(25))
@@ -76,6 +93,48 @@ def examples(sessions: Sequence[EvalSession]) -> list[Example]:
     return found
 
 
+def weak_examples(path: Path, first_session: int) -> list[Example]:
+    """Weakly labelled clauses from LongMemEval-S (see `LONGMEMEVAL`).
+
+    Positive: in each user turn marked `has_answer`, the clause sharing the most content words with
+    the question and its answer (at least two). Negative: up to `NEGATIVES_PER_TURN` seeded clauses per
+    user turn of the ShareGPT / UltraChat filler sessions (requests, pasted text, chit-chat). Other
+    clauses of evidence sessions are left out: they often state facts no question asks about.
+    """
+    questions = json.loads(gzip.open(path).read())
+    excluded = {
+        sid for q in questions if q["question_type"] in BENCH_TYPES for sid in q["haystack_session_ids"]
+    }
+    rng = random.Random(15)
+    positives: list[Example] = []
+    negatives: list[Example] = []
+    seen: set[str] = set()
+    for q in questions:
+        if q["question_type"] in BENCH_TYPES:
+            continue
+        wanted = content_tokens(f"{q['question']} {q['answer']}")
+        evidence = set(q["answer_session_ids"])
+        for sid, session in zip(q["haystack_session_ids"], q["haystack_sessions"], strict=True):
+            if sid in excluded or sid in seen:
+                continue
+            seen.add(sid)
+            for turn in session:
+                if turn["role"] != "user" or not turn["content"].strip():
+                    continue
+                found = [c for c, _ in session_clauses([Turn(role="user", content=turn["content"])])]
+                found = [c for c in found if not (is_instruction_like(c.text) or holds_secret(c.text))]
+                if turn.get("has_answer"):
+                    scored = [(len(content_tokens(c.text) & wanted), i) for i, c in enumerate(found)]
+                    best = max(scored, default=(0, -1))
+                    if best[0] >= 2:
+                        positives.append(Example(first_session, found[best[1]], None, 1))
+                elif sid not in evidence and not sid.startswith("answer_"):
+                    for c in rng.sample(found, min(NEGATIVES_PER_TURN, len(found))):
+                        negatives.append(Example(first_session, c, None, 0))
+    rng.shuffle(negatives)
+    return positives + negatives[:MAX_NEGATIVES]
+
+
 def _states(rewritten: frozenset[str], raw: frozenset[str], expected: frozenset[str]) -> bool:
     """Whether a clause states a labelled fact: the eval's match, or most of the label's words.
 
@@ -88,15 +147,16 @@ def _states(rewritten: frozenset[str], raw: frozenset[str], expected: frozenset[
     return covered >= CONTAINMENT and similarity(raw, expected) > 0.0
 
 
-def fit(x: Array, y: Array, lam: float, iterations: int = 25) -> Array:
-    """Newton's method for L2-regularised logistic regression; the last column is the unpenalised bias."""
+def fit(x: Array, y: Array, lam: float, weight: Array | None = None, iterations: int = 25) -> Array:
+    """Newton's method for weighted L2-regularised logistic regression; the last column is the bias."""
     w = np.zeros(x.shape[1])
+    sample = np.ones(len(y)) if weight is None else weight
     penalty = np.full(x.shape[1], lam)
     penalty[-1] = 0.0
     for _ in range(iterations):
         p = 1.0 / (1.0 + np.exp(-(x @ w)))
-        grad = x.T @ (p - y) + penalty * w
-        hess = (x * (p * (1 - p))[:, None]).T @ x + np.diag(penalty) + 1e-9 * np.eye(x.shape[1])
+        grad = x.T @ (sample * (p - y)) + penalty * w
+        hess = (x * (sample * p * (1 - p))[:, None]).T @ x + np.diag(penalty) + 1e-9 * np.eye(x.shape[1])
         step = np.linalg.solve(hess, grad)
         w -= step
         if np.max(np.abs(step)) < 1e-8:
@@ -133,6 +193,7 @@ def print_errors(
     embeddings: Array,
     cheap: Array,
     y: Array,
+    weight: Array,
     folds: npt.NDArray[np.int64],
     scored: npt.NDArray[np.bool_],
     lam: float,
@@ -140,9 +201,9 @@ def print_errors(
 ) -> None:
     oof = np.zeros(len(exs))
     for k in range(FOLDS):
-        train, held = folds != k, folds == k
+        train, held = (folds != k) & (weight > 0), folds == k
         mean, std = cheap[train].mean(0), cheap[train].std(0) + 1e-6
-        w = fit(design(embeddings[train], cheap[train], mean, std), y[train], lam)
+        w = fit(design(embeddings[train], cheap[train], mean, std), y[train], lam, weight[train])
         oof[held] = 1 / (1 + np.exp(-(design(embeddings[held], cheap[held], mean, std) @ w)))
     for i, e in enumerate(exs):
         if scored[i] and (oof[i] >= threshold) != bool(y[i]):
@@ -161,55 +222,98 @@ def main() -> None:
         default=list(EXTRA),
         help="more labelled sessions to train on (all splits)",
     )
+    parser.add_argument(
+        "--longmemeval",
+        default=str(LONGMEMEVAL),
+        help="LongMemEval-S file for weak labels ('' to train without them)",
+    )
     parser.add_argument("--errors", action="store_true", help="print the dev cross-validation errors")
     args = parser.parse_args()
     dev = [s for s in load_dataset(args.dataset) if s.split == "dev"]
     extra = [s for path in args.extra for s in load_dataset(path)]
     exs = examples(dev + extra)
+    if args.longmemeval and not Path(args.longmemeval).is_file():
+        raise SystemExit(
+            f"{args.longmemeval} is missing: pass --longmemeval PATH (or '' to train without it)"
+        )
+    weak = weak_examples(Path(args.longmemeval), len(dev) + len(extra)) if args.longmemeval else []
+    exs += weak
     embedder = LocalOnnxEmbedder.load(threads=2)
     assert embedder.name == EMBEDDER_NAME
-    embeddings = np.asarray(embedder.embed_array([e.clause.text for e in exs]), dtype=np.float64)
+    # Two calls: the embedder batches by length with padding, which moves vectors in the last digits, so
+    # the hand-labelled examples are embedded exactly as they would be without the weak ones.
+    labelled = len(exs) - len(weak)
+    embeddings = np.vstack(
+        [
+            np.asarray(embedder.embed_array([e.clause.text for e in part]), dtype=np.float64).reshape(
+                -1, embedder.dim
+            )
+            for part in (exs[:labelled], exs[labelled:])
+            if part
+        ]
+    )
     cheap = np.asarray([cheap_features(e.clause) for e in exs], dtype=np.float64)
     y = np.asarray([e.label for e in exs], dtype=np.float64)
-    # Extra sessions train in every fold and are never scored; dev sessions are scored out of fold.
+    is_weak = np.asarray([e.session >= len(dev) + len(extra) for e in exs])
+    # Extra and weak examples train in every fold and are never scored; dev is scored out of fold.
     folds = np.asarray([fold_of(dev[e.session].id) if e.session < len(dev) else -1 for e in exs])
     scored = np.asarray([e.session < len(dev) for e in exs])
-    print(f"dev sessions={len(dev)} extra sessions={len(extra)} clauses={len(exs)} positives={int(y.sum())}")
+    print(
+        f"dev sessions={len(dev)} extra sessions={len(extra)} clauses={len(exs)} positives={int(y.sum())} "
+        f"weak={len(weak)} (positives {sum(e.label for e in weak)})"
+    )
 
-    best: tuple[float, float, float, float, float, float] | None = None  # f1, p, r, lam, threshold, scale
+    best: tuple[float, float, float, float, float, float, float] | None = None
     raw_embeddings = embeddings
-    for lam, scale in [(lam, scale) for scale in SCALES for lam in LAMBDAS]:
+    dev_exs = [e for e in exs if e.session < len(dev)]
+    grid = [(lam, scale, weak_weight) for weak_weight in WEAK_WEIGHTS for scale in SCALES for lam in LAMBDAS]
+    for lam, scale, weak_weight in grid:
+        if weak_weight and not weak:
+            continue
         embeddings = raw_embeddings * scale
+        weight = np.where(is_weak, weak_weight, 1.0)
         oof = np.zeros(len(exs))
         for k in range(FOLDS):
-            train, held = folds != k, folds == k
+            # Weight-0 examples are left out altogether, so that they do not move the standardisation either.
+            train, held = (folds != k) & (weight > 0), folds == k
             mean, std = cheap[train].mean(0), cheap[train].std(0) + 1e-6
-            w = fit(design(embeddings[train], cheap[train], mean, std), y[train], lam)
+            w = fit(design(embeddings[train], cheap[train], mean, std), y[train], lam, weight[train])
             oof[held] = 1 / (1 + np.exp(-(design(embeddings[held], cheap[held], mean, std) @ w)))
         oof = np.clip(oof, 1e-6, 1 - 1e-6)
-        dev_exs = [e for e in exs if e.session < len(dev)]
         for t in THRESHOLDS:
             report = pipeline_report(dev, dev_exs, oof[scored], t)
             ok = report.precision >= MIN_PRECISION
-            key = (report.f1 if ok else report.f1 - 1.0, report.precision, report.recall, lam, t, scale)
+            key = (
+                report.f1 if ok else report.f1 - 1.0,
+                report.precision,
+                report.recall,
+                lam,
+                t,
+                scale,
+                weak_weight,
+            )
             if best is None or key[0] > best[0]:
                 best = key
+        assert best is not None
         print(
-            f"scale={scale:<4} lambda={lam:<5} best so far: f1={best[0]:.3f} p={best[1]:.3f} "
-            f"r={best[2]:.3f} lambda={best[3]} threshold={best[4]} scale={best[5]}"
+            f"weak={weak_weight:<4} scale={scale:<4} lambda={lam:<5} best so far: f1={best[0]:.3f} "
+            f"p={best[1]:.3f} r={best[2]:.3f} lambda={best[3]} threshold={best[4]} scale={best[5]} weak={best[6]}"
         )
     assert best is not None
-    _, precision, recall, lam, threshold, scale = best
+    _, precision, recall, lam, threshold, scale, weak_weight = best
     embeddings = raw_embeddings * scale
+    weight = np.where(is_weak, weak_weight, 1.0)
     if args.errors:
-        print_errors(dev, exs, embeddings, cheap, y, folds, scored, lam, threshold)
-    mean, std = cheap.mean(0), cheap.std(0) + 1e-6
-    w = fit(design(embeddings, cheap, mean, std), y, lam)
+        print_errors(dev, exs, embeddings, cheap, y, weight, folds, scored, lam, threshold)
+    used = weight > 0
+    mean, std = cheap[used].mean(0), cheap[used].std(0) + 1e-6
+    w = fit(design(embeddings[used], cheap[used], mean, std), y[used], lam, weight[used])
     artifact = {
         "version": 1,
         "embedder": EMBEDDER_NAME,
         "trained_on": f"{args.dataset.name} split=dev ({len(dev)} sessions) + "
         f"{', '.join(p.name for p in args.extra)} ({len(extra)} sessions); {len(exs)} clauses",
+        "longmemeval_weak": f"{len(weak)} clauses, weight {weak_weight}",
         "lambda": lam,
         "threshold": threshold,
         "cv": {"precision": round(precision, 3), "recall": round(recall, 3), "folds": FOLDS},
