@@ -1,4 +1,4 @@
-"""The trigger-kept counts (migration 0012) against real PostgreSQL: every writer is counted, whatever
+"""The trigger-kept counts (migration 0013) against real PostgreSQL: every writer is counted, whatever
 path it takes, and the one-statement writes stop exactly at their caps, also when they race."""
 
 import asyncio

@@ -25,7 +25,7 @@ def as_uuid(value: str) -> uuid.UUID | None:
 # subject's live-count row, creating it at 0 on the subject's first write: that lock serialises the
 # subject's writes, and ON CONFLICT DO UPDATE returns the row's latest committed count even when it had to
 # wait for it. The insert happens only under quota and only for the tenant's own project (or none); the
-# insert trigger (migration 0012) then adds the row to the count. A write id already taken (an idempotent
+# insert trigger (migration 0013) then adds the row to the count. A write id already taken (an idempotent
 # retry whose first attempt committed) inserts nothing, like a refusal: the caller asks why.
 _REMEMBER = text(
     """

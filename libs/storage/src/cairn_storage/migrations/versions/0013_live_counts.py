@@ -11,14 +11,14 @@ insert (issue #17):
 Every writer is counted, whatever path it takes (the service, promotion, a bulk COPY), because the
 triggers do the counting, not the callers.
 
-Revision ID: 0012
-Revises: 0011
+Revision ID: 0013
+Revises: 0012
 """
 
 from alembic import op
 
-revision = "0012"
-down_revision = "0011"
+revision = "0013"
+down_revision = "0012"
 branch_labels = None
 depends_on = None
 
