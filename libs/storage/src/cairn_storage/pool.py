@@ -11,14 +11,21 @@ from pydantic import SecretStr
 from cairn_storage.engine import asyncpg_url
 
 
+async def _keep_session(_: asyncpg.Connection) -> None:
+    """Release without asyncpg's default reset (`RESET ALL; UNLISTEN *; ...`, a round trip per release):
+    these pools run fixed single statements that leave no session state behind."""
+
+
 async def create_pool(
     url: str | SecretStr, *, size: int, server_settings: dict[str, str] | None = None
 ) -> asyncpg.Pool:
-    """A fixed-size pool (no churn under load); `server_settings` apply to every connection."""
+    """A fixed-size pool (no churn under load) for statements that leave no session state (no SET, no
+    LISTEN, no open cursor): connections go back without a reset. `server_settings` apply to each one."""
     dsn = asyncpg_url(url.get_secret_value() if isinstance(url, SecretStr) else url)
     return await asyncpg.create_pool(
         dsn.replace("postgresql+asyncpg://", "postgresql://", 1),
         min_size=size,
         max_size=size,
         server_settings={"application_name": "cairn", **(server_settings or {})},
+        reset=_keep_session,
     )
