@@ -145,3 +145,6 @@ class TestCodecEndpoint:
         assert ui.headers["access-control-allow-origin"] == stack.temporal_ui_url
         other = await http.options("/codec/decode", headers={"Origin": "https://evil.example", **preflight})
         assert "access-control-allow-origin" not in other.headers
+        # CORS covers the codec endpoint only: the UI's origin gets nothing from the memory API.
+        api = await http.options("/api/v1/memory", headers={"Origin": stack.temporal_ui_url, **preflight})
+        assert "access-control-allow-origin" not in api.headers

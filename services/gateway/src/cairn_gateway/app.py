@@ -5,7 +5,6 @@ from contextlib import asynccontextmanager
 
 import httpx
 from fastapi import FastAPI, Response
-from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 
 from cairn_contracts.health import ReadyReport
@@ -113,14 +112,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     app.add_middleware(metrics.MetricsMiddleware)
     instrument_fastapi(app)  # outermost: its server span covers the other middleware too
     if settings.codec_cors_origin_list:
-        # The Temporal UI calls the codec endpoint from the operator's browser, with their bearer key.
-        app.add_middleware(
-            CORSMiddleware,
-            allow_origins=settings.codec_cors_origin_list,
-            allow_methods=["POST"],
-            allow_headers=["authorization", "content-type", "x-namespace"],
-            allow_credentials=True,
-        )
+        app.add_middleware(routes_codec.CodecCorsMiddleware, allow_origins=settings.codec_cors_origin_list)
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:

@@ -9,6 +9,8 @@ import base64
 from collections.abc import Awaitable, Callable, Sequence
 
 from fastapi import APIRouter
+from fastapi.middleware.cors import CORSMiddleware
+from starlette.types import ASGIApp, Receive, Scope, Send
 from temporalio.api.common.v1 import Payload
 
 from cairn_contracts.codec import CodecPayload, CodecPayloads
@@ -64,3 +66,25 @@ async def encode(body: CodecPayloads, state: StateDep, _: SuperadminDep) -> Code
 async def decode(body: CodecPayloads, state: StateDep, _: SuperadminDep) -> CodecPayloads:
     """Decrypt payloads that name a key this gateway holds; others pass through unchanged (superadmin only)."""
     return await _apply(state.codec, body, lambda c: c.decode)
+
+
+class CodecCorsMiddleware:
+    """CORS for the codec endpoint only: its one cross-origin caller is the Temporal UI, calling from the
+    operator's browser with their bearer key. Every other request skips the header checks and the
+    wrapped `send` (measured on the write path)."""
+
+    def __init__(self, app: ASGIApp, allow_origins: Sequence[str]) -> None:
+        self.app = app
+        self.cors = CORSMiddleware(
+            app,
+            allow_origins=list(allow_origins),
+            allow_methods=["POST"],
+            allow_headers=["authorization", "content-type", "x-namespace"],
+            allow_credentials=True,
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].startswith(router.prefix):
+            await self.cors(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
