@@ -7,6 +7,11 @@ One run reports:
 - a burst of 10,000 writes by one agent, and the time until the embedding worker has embedded all of it;
 - recalls/s with p50/p95 at concurrency 16 over that agent's 10,000 memories.
 
+The burst writes real conversation turns (LongMemEval-S haystack turns, public data nobody here wrote, as
+`bench/longmemeval.py` stores them), and recall asks that dataset's questions, each made unique with a
+number so that every query is embedded (no query-embedding cache hits). The other rounds write short
+templated facts.
+
 The embedding worker runs throughout, as in production: writes compete with it for the same two cores.
 The load comes from aiohttp in this process (lighter per request than httpx, so the client takes less of
 the CPU it is measuring).
@@ -18,6 +23,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gzip
+import json
 import time
 import uuid
 from collections.abc import Callable
@@ -25,18 +32,11 @@ from typing import Any
 
 import aiohttp
 import asyncpg
+from longmemeval import DATA, turns_of
 
 from harness import Bench, running_stack, summary_ms, wait_subject_indexes
 
 AGENTS = 64
-QUERIES = (
-    "what is the user's code word",
-    "which benchmark fact mentions the code word",
-    "code word for fact number",
-    "the user's secret word",
-    "benchmark facts",
-)
-
 Body = Callable[[int], dict[str, Any]]
 
 
@@ -56,8 +56,16 @@ def turn(i: int) -> dict[str, Any]:
     return {"tier": "session", "session_id": f"s-{i % AGENTS}", "role": "user", "content": f"turn {i}"}
 
 
-def query(i: int) -> dict[str, Any]:
-    return {"query": f"{QUERIES[i % len(QUERIES)]} {i % 97}"}
+def conversations(count: int) -> tuple[list[str], list[str]]:
+    """`count` distinct LongMemEval-S turns (as memory texts) and the dataset's questions."""
+    questions = json.load(gzip.open(DATA))
+    texts: dict[str, None] = {}
+    for question in questions:
+        for turn_ in turns_of(question):
+            texts.setdefault(turn_["text"], None)
+        if len(texts) >= count:
+            break
+    return list(texts)[:count], [q["question"] for q in questions]
 
 
 async def sequential_gets(bench: Bench, path: str, key: str | None, count: int) -> list[float]:
@@ -107,14 +115,20 @@ async def embedded_rows(conn: asyncpg.Connection, tenant: str) -> int:
 
 
 async def burst_and_drain(
-    bench: Bench, http: aiohttp.ClientSession, tenant_id: str, key: str, burst: int, rows: Report
+    bench: Bench,
+    http: aiohttp.ClientSession,
+    tenant_id: str,
+    key: str,
+    texts: list[str],
+    rows: Report,
 ) -> None:
-    """The only agent of `tenant_id` writes `burst` memories; then wait until every one is embedded."""
+    """The only agent of `tenant_id` writes `texts`; then wait until every one is embedded."""
+    burst = len(texts)
     conn = await asyncpg.connect(bench.stack.database_url)
     try:
         start = time.perf_counter()
-        rows[f"burst: {burst} writes, one agent, concurrency 64"] = await load(
-            http, "/api/v1/memory", [key], burst, 64, fact
+        rows[f"burst: {burst} writes (conversation turns), one agent, concurrency 64"] = await load(
+            http, "/api/v1/memory", [key], burst, 64, lambda i: {"text": texts[i]}
         )
         written = time.perf_counter() - start
         while await embedded_rows(conn, tenant_id) < burst:
@@ -153,12 +167,17 @@ async def run(writes: int, burst: int, recalls: int) -> None:
                 rows[f"session appends: {AGENTS} agents, concurrency {concurrency}"] = await load(
                     http, "/api/v1/memory", agents, writes, concurrency, turn
                 )
-            await burst_and_drain(bench, http, burst_tenant, burst_key, burst, rows)
-            waited = await wait_subject_indexes(bench, burst_key, QUERIES[0])
+            texts, questions = conversations(burst)
+            await burst_and_drain(bench, http, burst_tenant, burst_key, texts, rows)
+            waited = await wait_subject_indexes(bench, burst_key, questions[0])
             rows["recall: subject indexes ready after"] = f"{waited:.1f} s (strategy subject_ann)"
+
+            def query(i: int) -> dict[str, Any]:
+                return {"query": f"{questions[i % len(questions)]} {i}"}  # unique: never a cached embedding
+
             await load(http, "/api/v1/memory/recall", [burst_key], 50, 4, query)  # warm up
-            rows[f"recalls: {burst} memories, concurrency 16"] = await load(
-                http, "/api/v1/memory/recall", [burst_key], recalls, 16, query
+            rows[f"recalls: {burst} memories (hybrid), concurrency 16"] = await load(
+                http, "/api/v1/memory/recall", [burst_key], recalls, 16, lambda i: query(i + 50)
             )
 
 
