@@ -36,7 +36,7 @@ import numpy as np
 from pgvector.asyncpg import register_vector
 
 from cairn_embeddings import EmbeddingSettings, LocalOnnxEmbedder
-from harness import Bench, running_stack, summary_ms
+from harness import Bench, running_stack, summary_ms, wait_subject_indexes
 
 DATA = Path(__file__).parent / "data" / "knowledge_eval_v1.json"
 TEAMS = [
@@ -220,23 +220,6 @@ async def timed_post(bench: Bench, key: str, path: str, body: dict[str, Any]) ->
     return elapsed, result
 
 
-async def wait_subject_indexes(bench: Bench, key: str, query: str) -> None:
-    """A subject past CAIRN_SUBJECT_INDEX_MIN_ROWS gets its own indexes, built in the background after its
-    first recall: measure once recall uses them (the steady state), and say how long the build took."""
-    start = time.perf_counter()
-    for _ in range(600):
-        _, result = await timed_post(
-            bench, key, "/api/v1/memory/recall", {"query": query, "mode": "semantic"}
-        )
-        if result["meta"]["strategy"] == "subject_ann":
-            print(
-                f"memory subject: strategy {result['meta']['strategy']} after {time.perf_counter() - start:.1f} s"
-            )
-            return
-        await asyncio.sleep(0.5)
-    raise RuntimeError("the subject's indexes never became ready")
-
-
 async def main(articles: int, memories: int, rounds: int, env: dict[str, str], variants: list[str]) -> None:
     dataset = json.loads(DATA.read_text())
     embedder = LocalOnnxEmbedder.load(cache_dir=EmbeddingSettings().model_cache_dir)
@@ -246,7 +229,8 @@ async def main(articles: int, memories: int, rounds: int, env: dict[str, str], v
         tenant_id = await bench.tenant(memory_quota=1_000_000)
         key = await bench.agent_key(tenant_id, "bench")
         await bulk_load(bench, tenant_id, "bench", articles, memories, embedder)
-        await wait_subject_indexes(bench, key, dataset["queries"][0]["query"])
+        waited = await wait_subject_indexes(bench, key, dataset["queries"][0]["query"])
+        print(f"memory subject: strategy subject_ann after {waited:.1f} s")
 
         ids: dict[str, str] = {}
         verdicts: dict[str, int] = {}
