@@ -13,9 +13,11 @@ import pytest
 from aiohttp import web
 from temporalio.client import Client, WorkflowExecutionStatus
 
+from cairn_contracts.limits import PROMOTION_CANDIDATES_MAX
 from cairn_contracts.promotion import EVAL_SUBJECT_ID
 from cairn_devstack import free_port
 from cairn_devstack.cairn import CairnStack
+from cairn_promotion.compiler import DEFAULT_MAX_CANDIDATES
 from cairn_promotion.worker import SWEEP_SCHEDULE_ID
 from cairn_promotion.workflows import PromoteSession
 from conftest import TenantHandle, bearer
@@ -470,6 +472,26 @@ class TestKnowledgeUpdates:
 
 
 class TestPayloads:
+    async def test_a_session_with_more_candidates_than_a_message_carries_promotes(
+        self, http: httpx.AsyncClient, tenant: TenantHandle, temporal: Client
+    ) -> None:
+        # 144 distinct facts (one slot each) compile to more candidates than the compile activity's
+        # result may carry (PROMOTION_CANDIDATES_MAX): the most confident are kept, not a failed workflow.
+        key = await tenant.agent()
+        syllables = ["ka", "lo", "mi", "ru", "te", "zo", "pa", "ne", "si", "vu", "da", "fe"]
+        names = [a + b + "x" for a in syllables for b in syllables]
+        assert len(names) > PROMOTION_CANDIDATES_MAX
+        facts = [f"The {name} service runs on port {8000 + i}." for i, name in enumerate(names)]
+        turns = [("user", " ".join(facts[i : i + 12])) for i in range(0, len(facts), 12)]
+        await add_turns(http, key, "many", turns)
+        result = await promote_and_wait(http, temporal, key, "many")
+        assert result.status == "promoted"
+        assert 0 < result.promoted <= DEFAULT_MAX_CANDIDATES
+        expected = {fact.rstrip(".") for fact in facts}
+        texts = [m["text"] for m in await promoted_rows(http, key)]
+        assert len(texts) == result.promoted
+        assert set(texts) <= expected
+
     async def test_a_session_at_the_size_limits_promotes(
         self, http: httpx.AsyncClient, tenant: TenantHandle, temporal: Client
     ) -> None:

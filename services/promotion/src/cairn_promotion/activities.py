@@ -10,6 +10,7 @@ from cairn_contracts import subjects
 from cairn_contracts.errors import BudgetExceeded, CairnError
 from cairn_contracts.identity import Role
 from cairn_contracts.knowledge import VisibleIdsRequest, VisibleIdsResult
+from cairn_contracts.limits import PROMOTION_CANDIDATES_MAX
 from cairn_contracts.promotion import (
     EVAL_SUBJECT_ID,
     Candidate,
@@ -97,7 +98,10 @@ class PromotionActivities:
             outcome = "ok"
         finally:
             COMPILE_SECONDS.labels(outcome).observe(time.perf_counter() - start)
-        return CompiledSession(candidates=candidates, fingerprint=session_fingerprint(turns))
+        # A long session can yield more candidates than a workflow message may carry; only the most
+        # confident ever pass the gate (capped far lower), so the rest are dropped here, not failed on.
+        strongest = sorted(candidates, key=lambda c: -c.confidence)[:PROMOTION_CANDIDATES_MAX]
+        return CompiledSession(candidates=strongest, fingerprint=session_fingerprint(turns))
 
     @activity.defn
     async def persist(self, inp: PromoteInput, candidates: list[Candidate]) -> PersistPromotedResult:
