@@ -6,6 +6,7 @@ Used by `up` (long-lived, data under `.cairn/`) and by the pytest session fixtur
 from __future__ import annotations
 
 import asyncio
+import secrets
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,20 @@ SERVICES: tuple[tuple[str, str], ...] = (
 )
 # The bus principal (NATS user, scope signer) each module runs as; replicas share it.
 PRINCIPAL_OF_MODULE = {module: name for name, module in SERVICES} | {"cairn_gateway": "gateway"}
+
+
+SERVICE_DB_USER = "cairn_app"
+
+
+def _service_db_password(path: Path) -> str:
+    """The service login's password, generated once per data dir (like the bus secrets)."""
+    if path.exists():
+        return path.read_text().strip()
+    password = secrets.token_urlsafe(24)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.touch(mode=0o600)
+    path.write_text(password)
+    return password
 
 
 @dataclass(frozen=True)
@@ -61,6 +76,7 @@ class CairnStack:
         self.data_dir = config.data_dir.absolute()
         # NATS users, scope keys, payload key: generated once per data dir (kept by `up`).
         self.secrets = BusSecrets.load_or_create(self.data_dir / "bus_secrets.json")
+        self.service_db_password = _service_db_password(self.data_dir / "db_service_password")
         self.backing: BackingStack | None = None
         if config.external is None:
             self.backing = BackingStack(
@@ -81,6 +97,16 @@ class CairnStack:
     @property
     def database_url(self) -> str:
         return self.backing.database_url if self.backing else self._external().database_url
+
+    @property
+    def service_database_url(self) -> str:
+        """What the services connect with: the `cairn_app` login, subject to row-level security.
+
+        `database_url` stays the administrative one (migrations, tests that seed rows directly).
+        """
+        from cairn_storage.roles import login_url
+
+        return login_url(self.database_url, SERVICE_DB_USER, self.service_db_password)
 
     @property
     def nats_url(self) -> str:
@@ -120,7 +146,7 @@ class CairnStack:
     def env(self) -> dict[str, str]:
         """The CAIRN_* environment every service process gets."""
         return {
-            "CAIRN_DATABASE_URL": self.database_url,
+            "CAIRN_DATABASE_URL": self.service_database_url,
             "CAIRN_NATS_URL": self.nats_url,
             "CAIRN_TEMPORAL_ADDRESS": self.temporal_address,
             "CAIRN_TEMPORAL_NAMESPACE": self.temporal_namespace,
@@ -138,8 +164,10 @@ class CairnStack:
             await self.backing.start()
         try:
             from cairn_storage import upgrade
+            from cairn_storage.roles import ensure_service_login
 
             await upgrade(self.database_url)
+            await ensure_service_login(self.database_url, SERVICE_DB_USER, self.service_db_password)
             for name, module in SERVICES:
                 await self.start_service(name, module)
             await self.start_gateway()
@@ -150,7 +178,11 @@ class CairnStack:
 
     def service_env(self, module: str) -> dict[str, str]:
         """`env()` plus what only this module's principal holds: its NATS user and its keys."""
-        return {**self.env(), **self.secrets.service_env(PRINCIPAL_OF_MODULE[module])}
+        env = {**self.env(), **self.secrets.service_env(PRINCIPAL_OF_MODULE[module])}
+        if module == "cairn_recall":
+            # Subject indexes are DDL on the tables (owner only): an explicit maintenance role.
+            env["CAIRN_INDEX_DATABASE_URL"] = self.database_url
+        return env
 
     async def start_service(self, name: str, module: str, **env: str) -> int:
         """Start a service process; a new name (an extra replica) gets its own HTTP port."""

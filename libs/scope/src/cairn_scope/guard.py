@@ -3,6 +3,8 @@
 Isolation is the explicit (tenant_id, subject_id) predicate on every query, not a database backstop,
 so every store builds its statements here and every statement is checked before it runs. A check
 inspects the *outermost* WHERE clause: predicates nested inside OR, NOT or a subquery do not count.
+It is the first of three lines: `cairn_scope.walker` checks the whole statement again on every execute
+(the engine hook in `cairn_storage.scope_hook`), and PostgreSQL row-level security is the last.
 """
 
 from collections.abc import Iterator
@@ -16,6 +18,8 @@ from sqlalchemy.sql.selectable import Join, Subquery, TableClause
 from cairn_scope.model import Scope
 
 SCOPED_TABLES = frozenset({"memories", "memory_chunks", "session_memories", "session_promotions"})
+
+ALL_SUBJECTS_OPTION = "cairn_all_subjects"  # superadmin oversight, checked by check_scoped
 
 Stmt = TypeVar("Stmt", Select[Any], Update, Delete)
 
@@ -117,7 +121,8 @@ def check_scoped(stmt: Stmt, scope: Scope, *, all_subjects: bool = False) -> Stm
         raise ScopeGuardError("only a superadmin scope may read across subjects")
     froms = final_froms(stmt) if isinstance(stmt, Select) else [stmt.table]
     _check(froms, stmt.whereclause, scope, need_subject=not all_subjects)
-    return stmt
+    # The engine hook's walker accepts a block without a subject only when it carries this mark.
+    return stmt.execution_options(**{ALL_SUBJECTS_OPTION: True}) if all_subjects else stmt
 
 
 def _predicates(entity: Any, scope: Scope, all_subjects: bool) -> ColumnElement[bool]:

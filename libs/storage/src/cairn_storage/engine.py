@@ -7,6 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from cairn_observability.metrics import track_engine
 from cairn_observability.tracing import instrument_engine
+from cairn_storage.scope_hook import install_scope_hook
 
 
 def asyncpg_url(url: str) -> str:
@@ -44,6 +45,7 @@ def create_engine(
     )
     track_engine(engine)  # pool use on /metrics
     instrument_engine(engine)  # statement spans when tracing is on
+    install_scope_hook(engine)  # every statement walked; its scope set for row-level security
     return engine
 
 

@@ -22,6 +22,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn_storage.models import TenantUsage
+from cairn_storage.scope_hook import declare_maintenance
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +123,7 @@ _SNAPSHOT_LIVE_ROWS = text(
 
 async def snapshot_live_rows(sessionmaker: async_sessionmaker[AsyncSession]) -> None:
     async with sessionmaker.begin() as session:
+        await declare_maintenance(session, "usage_metering")  # every tenant's live rows
         await session.execute(_SNAPSHOT_LIVE_ROWS)
 
 

@@ -30,6 +30,7 @@ from cairn_graduation.metrics import VERDICTS
 from cairn_graduation.store import GraduationStore
 from cairn_scope import Scope
 from cairn_servicekit import ServiceClient
+from cairn_storage import declare_maintenance
 
 SYSTEM_KEY = "system:graduation"  # graduation acts for the memory's own subject, never another
 TITLE_CHARS = 120
@@ -146,6 +147,7 @@ class GraduationActivities:
     @activity.defn
     async def claim_batch(self, req: SweepBatchRequest) -> list[SweepCandidate]:
         async with self._sm.begin() as session:
+            await declare_maintenance(session, "graduation_sweep")
             return await GraduationStore(session).claim_candidates(
                 req.tick_started_at, req.limit, req.recall_threshold, req.scan_limit
             )

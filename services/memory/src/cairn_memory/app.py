@@ -19,7 +19,7 @@ from cairn_memory.store import prune_expired_turns
 from cairn_providers import TenantEmbedders, secret_box
 from cairn_servicekit import NatsService
 from cairn_servicekit.health import postgres_check
-from cairn_storage import create_engine, make_sessionmaker
+from cairn_storage import create_engine, declare_maintenance, make_sessionmaker
 from cairn_storage.usage import TOP_TENANTS, UsageMeter, snapshot_live_rows
 
 log = logging.getLogger(__name__)
@@ -30,6 +30,7 @@ async def prune_loop(sessionmaker: async_sessionmaker[AsyncSession], interval: f
     while True:
         try:
             async with sessionmaker.begin() as session:
+                await declare_maintenance(session, "session_ttl_prune")
                 pruned = await prune_expired_turns(session)
             if pruned:
                 log.info("pruned %d expired session turns", pruned)

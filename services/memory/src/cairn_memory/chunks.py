@@ -4,17 +4,15 @@ chunks 1.. go to `memory_chunks`, so a passage near the end of a long memory is 
 import uuid
 from collections.abc import Sequence
 
-from sqlalchemy import text
+from sqlalchemy import delete
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn_embeddings import Embedder, chunk_text
+from cairn_storage.models import MemoryChunk
 
-_DELETE = text("DELETE FROM memory_chunks WHERE memory_id = ANY(:ids)")
-_INSERT = text(
-    "INSERT INTO memory_chunks (memory_id, chunk_index, tenant_id, subject_id, embedding) "
-    "VALUES (:memory_id, :chunk_index, :tenant_id, :subject_id, CAST(:vector AS vector)) "
-    "ON CONFLICT (memory_id, chunk_index) DO NOTHING"
-)
+# Core statements bound by tenant and subject, so the engine's scope walker can classify them.
+_INSERT = insert(MemoryChunk).on_conflict_do_nothing(index_elements=["memory_id", "chunk_index"])
 
 
 def embedding_inputs(body: str) -> list[str]:
@@ -41,7 +39,13 @@ async def replace_chunks(
     vectors: Sequence[Sequence[float]],
 ) -> None:
     """Store `vectors` (the chunk vectors 1.. of one memory) in place of any earlier ones."""
-    await session.execute(_DELETE, {"ids": [memory_id]})
+    await session.execute(
+        delete(MemoryChunk).where(
+            MemoryChunk.tenant_id == tenant_id,
+            MemoryChunk.subject_id == subject_id,
+            MemoryChunk.memory_id == memory_id,
+        )
+    )
     if vectors:
         await session.execute(
             _INSERT,
@@ -51,7 +55,7 @@ async def replace_chunks(
                     "chunk_index": index,
                     "tenant_id": tenant_id,
                     "subject_id": subject_id,
-                    "vector": str(list(vector)),
+                    "embedding": list(vector),
                 }
                 for index, vector in enumerate(vectors, start=1)
             ],

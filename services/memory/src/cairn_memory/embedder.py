@@ -42,7 +42,7 @@ from cairn_servicekit.bus import connect_nats
 from cairn_servicekit.consumer import DeadLetters, durable_pull, fetch_batch
 from cairn_servicekit.health import nats_check, postgres_check, probe
 from cairn_servicekit.http_port import HttpPort
-from cairn_storage import create_engine, make_sessionmaker
+from cairn_storage import create_engine, maintenance_sessionmaker, make_sessionmaker
 from cairn_storage.models import Memory
 from cairn_storage.usage import UsageMeter, estimate_tokens
 
@@ -291,7 +291,9 @@ async def serve(settings: MemorySettings, embedding: EmbeddingSettings) -> None:
         nc = await connect_nats(settings, SERVICE)
         sessionmaker = make_sessionmaker(engine)
         meter = UsageMeter(sessionmaker, settings.usage_flush_interval_seconds)
-        worker = asyncio.create_task(EmbeddingWorker(sessionmaker, embedders, settings, meter).run(nc, stop))
+        # The worker reads and writes pending rows of every tenant and subject: an audited maintenance path.
+        rows = maintenance_sessionmaker(sessionmaker, "embedding_worker")
+        worker = asyncio.create_task(EmbeddingWorker(rows, embedders, settings, meter).run(nc, stop))
 
         async def consuming() -> None:
             if worker.done():

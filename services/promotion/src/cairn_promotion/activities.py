@@ -29,6 +29,7 @@ from cairn_promotion.settings import PromotionSettings
 from cairn_promotion.store import PromotionStore
 from cairn_scope import Scope
 from cairn_servicekit import ServiceClient
+from cairn_storage import declare_maintenance
 from cairn_storage.usage import UsageMeter
 
 SYSTEM_KEY = "system:promotion"  # promotion acts for the session's own subject, never another
@@ -165,6 +166,7 @@ class PromotionActivities:
     @activity.defn
     async def sweep_candidates(self) -> list[SweepCandidate]:
         async with self._sm() as session:
+            await declare_maintenance(session, "promotion_sweep")
             found = await PromotionStore(session).sweep_candidates(
                 self._settings.sweep_window_seconds, self._settings.sweep_max_sessions
             )

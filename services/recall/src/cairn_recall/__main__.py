@@ -47,8 +47,10 @@ def main() -> None:
         stack.push_async_callback(publisher.drain)
         iterative = await probe_iterative_scan(sessionmaker, settings.hnsw_iterative_scan)
         service = NatsService("recall", settings)
+        index_engine = create_engine(settings.index_database_url or settings.database_url, pool_size=2)
+        stack.push_async_callback(index_engine.dispose)
         subject_indexes = SubjectIndexes(
-            engine,
+            index_engine.execution_options(cairn_maintenance="subject_index"),
             min_rows=settings.subject_index_min_rows,
             max_indexes=settings.subject_index_max,
             maintenance_work_mem=settings.subject_index_maintenance_work_mem,

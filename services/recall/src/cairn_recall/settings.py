@@ -1,5 +1,7 @@
 """Recall service settings (env prefix CAIRN_)."""
 
+from pydantic import SecretStr
+
 from cairn_servicekit.settings import ServiceSettings
 
 
@@ -25,6 +27,9 @@ class RecallSettings(ServiceSettings):
     subject_index_min_rows: int = 5_000
     subject_index_max: int = 200
     subject_index_maintenance_work_mem: str = "256MB"
+    # CREATE INDEX needs the tables' owner, which the services' RLS-bound login is not: the builds connect
+    # with this explicit maintenance role (default: database_url, for a deployment whose login owns them).
+    index_database_url: SecretStr | None = None
     # Measured on the bench's clustered 20k-row subject (m 16, ef_construction 200): ef_search 100 -> own-top-10
     # recall 0.89, 200 -> 0.975, 400 -> 0.996 at ~5 ms. The pool size wins when it is larger.
     subject_index_ef_search: int = 400
