@@ -158,7 +158,7 @@ async def recall_plan(
     bench: Bench, tenant: str, subject: str, vector: np.ndarray, env: dict[str, str]
 ) -> str:
     """EXPLAIN ANALYZE of the large-subject statement exactly as the recall service builds and runs it."""
-    engine = create_engine(bench.stack.database_url, pool_size=1)
+    engine = create_engine(bench.stack.database_url, pool_size=1).execution_options(cairn_maintenance="bench")
     scope = Scope(tenant_id=tenant, subject_id=subject, role=Role.agent, key_id="bench")
     overrides: dict[str, Any] = {k.removeprefix("CAIRN_").lower(): v for k, v in env.items()}
     settings = RecallSettings(scope_verify_keys=generate_signing_key("gateway.bench")[1], **overrides)

@@ -48,7 +48,7 @@ async def test_ann_statement_uses_the_hnsw_index(stack: CairnStack) -> None:
     rng = np.random.default_rng(7)
     vectors = rng.normal(size=(ROWS, 384))
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    engine = create_engine(stack.database_url, pool_size=1)
+    engine = create_engine(stack.database_url, pool_size=1).execution_options(cairn_maintenance="test_seed")
     try:
         async with engine.begin() as conn:
             await insert_rows(conn, tenant, vectors, lambda i: f"s{i % SUBJECTS}")
@@ -82,7 +82,7 @@ async def test_a_subjects_own_indexes_serve_its_recall_and_nobody_elses(stack: C
     rng = np.random.default_rng(11)
     vectors = rng.normal(size=(ROWS, 384))
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    engine = create_engine(stack.database_url, pool_size=2)
+    engine = create_engine(stack.database_url, pool_size=2).execution_options(cairn_maintenance="test_seed")
     big = Scope(tenant_id=tenant, subject_id="big's", role=Role.agent, key_id="test")  # a quote, on purpose
     small = Scope(tenant_id=tenant, subject_id="small", role=Role.agent, key_id="test")
     indexes = SubjectIndexes(engine, min_rows=100, max_indexes=10)
