@@ -44,9 +44,7 @@ def sample(name: str, **labels: str) -> float:
 async def test_the_services_role_is_bound_by_rls(stack: CairnStack) -> None:
     conn = await asyncpg.connect(stack.service_database_url)
     try:
-        role = await conn.fetchrow(
-            "SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user"
-        )
+        role = await conn.fetchrow("SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user")
         assert role is not None and not role["rolsuper"] and not role["rolbypassrls"]
         forced = await conn.fetch(
             "SELECT relname FROM pg_class WHERE relrowsecurity AND relforcerowsecurity "
