@@ -123,6 +123,21 @@ class TestAdmin:
         assert key["key"].startswith("cairn_")
         limits = await run(["--json", "admin", "set-tenant-limits", tenant["id"], "--memory-quota", "3"], env)
         assert as_json(limits.out)["memory_quota"] == 3
+        reads = [
+            "--json",
+            "admin",
+            "set-tenant-limits",
+            tenant["id"],
+            "--read-rate-limit-per-second",
+            "7.5",
+            "--read-rate-limit-burst",
+            "15",
+        ]
+        read_limits = as_json((await run(reads, env)).out)
+        assert (read_limits["read_rate_limit_per_second"], read_limits["read_rate_limit_burst"]) == (7.5, 15)
+        assert read_limits["memory_quota"] == 3  # untouched by a PATCH that did not name it
+        too_big = await run([*reads[:-1], "1000001"], env)
+        assert too_big.code == 3, too_big.err  # the API's 422, not a partial write
         # `cairn-admin` is the same command set.
         keys = await run(["list-keys", tenant["id"]], env, command="cairn-admin")
         assert keys.code == 0, keys.err

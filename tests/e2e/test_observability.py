@@ -101,6 +101,15 @@ class TestDefinitions:
         ):
             assert topic in titles, topic
 
+    def test_dead_letters_and_the_scope_backstop_are_watched(self) -> None:
+        """Both on the dashboard and behind an alert: a poison message and a refused unscoped query."""
+        dashboard = {name for expr in dashboard_exprs() for name in metric_names(expr)}
+        alerts = {name for expr in alert_exprs() for name in metric_names(expr)}
+        for metric in ("cairn_jetstream_dead_letters_total", "cairn_scope_guard_refusals_total"):
+            assert metric in dashboard, metric
+            assert metric in alerts, metric
+        assert "cairn_scope_maintenance_statements_total" in dashboard
+
 
 async def scrape(url: str) -> list[Sample]:
     async with httpx.AsyncClient(timeout=10) as client:

@@ -289,3 +289,14 @@ class TestRetry:
         replay = await c.remember("explicit key", idempotency_key=idem)
         assert replay.id == first.id
         assert [m.id for m in (await c.list()).data] == [first.id]
+
+
+class TestKeysStaySecret:
+    def test_the_key_is_redacted_in_repr_and_sent_in_full(self) -> None:
+        client = CairnClient("http://127.0.0.1:1", "cairn_not-for-logs")
+        assert "cairn_not-for-logs" not in repr(client.config)
+        assert client.config.headers()["Authorization"] == "Bearer cairn_not-for-logs"
+        other = client.with_options(api_key="cairn_second")
+        assert other.config.headers()["Authorization"] == "Bearer cairn_second"
+        assert "cairn_second" not in repr(other.config)
+        client.close()

@@ -45,7 +45,9 @@ async def test_the_services_role_is_bound_by_rls(stack: CairnStack) -> None:
     conn = await asyncpg.connect(stack.service_database_url)
     try:
         role = await conn.fetchrow("SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user")
-        assert role is not None and not role["rolsuper"] and not role["rolbypassrls"]
+        assert role is not None
+        assert not role["rolsuper"]
+        assert not role["rolbypassrls"]
         forced = await conn.fetch(
             "SELECT relname FROM pg_class WHERE relrowsecurity AND relforcerowsecurity "
             "AND relname = ANY($1::text[])",
@@ -92,13 +94,12 @@ async def test_the_hook_refuses_a_raw_engine_execute_that_never_called_check_sco
                 await conn.execute(select(Memory).where(Memory.tenant_id == uuid.UUID(mine)))
             with pytest.raises(ScopeGuardError, match="text"):
                 await conn.execute(text("SELECT count(*) FROM session_memories"))
+            inner = select(SessionMemory.session_id).where(SessionMemory.subject_id == "a")
+            nested = select(Memory.id).where(
+                Memory.tenant_id == uuid.UUID(mine), Memory.subject_id == "a", Memory.text.in_(inner)
+            )
             with pytest.raises(ScopeGuardError, match="tenant_id"):
-                inner = select(SessionMemory.session_id).where(SessionMemory.subject_id == "a")
-                await conn.execute(
-                    select(Memory.id).where(
-                        Memory.tenant_id == uuid.UUID(mine), Memory.subject_id == "a", Memory.text.in_(inner)
-                    )
-                )
+                await conn.execute(nested)
         assert sample("cairn_scope_guard_refusals_total") == refused + 3
     finally:
         await engine.dispose()

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
+from pydantic import SecretStr
 
 from cairn_cli import output
 from cairn_cli.settings import CliSettings
@@ -50,10 +51,10 @@ class Options:
     settings: CliSettings
     json: bool
     gateway_url: str
-    api_key: str | None
+    api_key: SecretStr | None
     timeout: float
 
-    def client(self, key: str | None = None, impersonate: str | None = None) -> CairnClient:
+    def client(self, key: SecretStr | None = None, impersonate: str | None = None) -> CairnClient:
         return CairnClient(
             self.gateway_url, key or self.api_key, timeout=self.timeout, impersonate_tenant=impersonate
         )
@@ -86,7 +87,7 @@ def main_options(
         settings=settings,
         json=json_out,
         gateway_url=gateway_url or settings.gateway_url,
-        api_key=api_key or settings.api_key,
+        api_key=SecretStr(api_key) if api_key else settings.api_key,
         timeout=timeout or settings.timeout_seconds,
     )
 
@@ -433,13 +434,19 @@ def admin_set_limits(
     promotion_budget_per_hour: int | None = None,
     rate_limit_per_second: float | None = None,
     rate_limit_burst: int | None = None,
+    read_rate_limit_per_second: Annotated[
+        float | None, typer.Option(help="Per-key recall/search bucket (separate from writes).")
+    ] = None,
+    read_rate_limit_burst: int | None = None,
 ) -> None:
-    """Set a tenant's quota, promotion budget or rate limit."""
+    """Set a tenant's quota, promotion budget, write rate limit or read (recall/search) rate limit."""
     fields = {
         "memory_quota": memory_quota,
         "promotion_budget_per_hour": promotion_budget_per_hour,
         "rate_limit_per_second": rate_limit_per_second,
         "rate_limit_burst": rate_limit_burst,
+        "read_rate_limit_per_second": read_rate_limit_per_second,
+        "read_rate_limit_burst": read_rate_limit_burst,
     }
     with _opts(ctx).admin() as c:
         _show(ctx, _call(ctx, lambda: c.patch_tenant(tenant_id, **fields)))

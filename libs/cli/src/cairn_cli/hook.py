@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from cairn_client import CairnAPIError, CairnClient, CairnClientError
@@ -119,7 +120,9 @@ def _logging(path: Path) -> None:
     log.setLevel(logging.INFO)
 
 
-def run_hook(stdin: str, gateway_url: str, api_key: str | None, settings: HookSettings) -> dict[str, Any]:
+def run_hook(
+    stdin: str, gateway_url: str, api_key: str | SecretStr | None, settings: HookSettings
+) -> dict[str, Any]:
     """Append the new turns, then promote. Never raises; returns what it did (also logged)."""
     started = time.monotonic()
     outcome: dict[str, Any] = {"appended": 0, "skipped": 0, "pending": 0, "promoted": None}
@@ -186,7 +189,7 @@ def run_hook(stdin: str, gateway_url: str, api_key: str | None, settings: HookSe
     return outcome
 
 
-def main(gateway_url: str, api_key: str | None) -> int:
+def main(gateway_url: str, api_key: str | SecretStr | None) -> int:
     try:
         stdin = sys.stdin.read()
     except Exception:

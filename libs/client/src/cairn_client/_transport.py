@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 import httpx
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel, SecretStr, TypeAdapter
 from tenacity import (
     RetryCallState,
     retry_if_exception,
@@ -72,12 +72,17 @@ def clean(params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def secret(key: str | SecretStr | None) -> SecretStr | None:
+    """Keys are accepted as plain strings (the public API) and kept as SecretStr (redacted in repr)."""
+    return key if key is None or isinstance(key, SecretStr) else SecretStr(key)
+
+
 @dataclass(frozen=True)
 class Config:
     """Resolved client configuration (explicit arguments first, then `CAIRN_*` environment variables)."""
 
     base_url: str
-    api_key: str | None
+    api_key: SecretStr | None  # never in a repr or a log line
     timeout: httpx.Timeout
     max_retries: int
     max_retry_wait: float
@@ -87,7 +92,7 @@ class Config:
     def resolve(
         cls,
         base_url: str | None,
-        api_key: str | None,
+        api_key: str | SecretStr | None,
         timeout: float | None,
         max_retries: int | None,
         impersonate_tenant: str | None,
@@ -95,7 +100,7 @@ class Config:
         env = ClientSettings()
         return cls(
             base_url=(base_url or env.gateway_url).rstrip("/"),
-            api_key=api_key if api_key is not None else env.api_key,
+            api_key=secret(api_key) if api_key is not None else env.api_key,
             timeout=httpx.Timeout(
                 timeout if timeout is not None else env.timeout_seconds,
                 connect=min(env.connect_timeout_seconds, timeout or env.connect_timeout_seconds),
@@ -107,8 +112,8 @@ class Config:
 
     def headers(self) -> dict[str, str]:
         headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
+        if self.api_key and self.api_key.get_secret_value():
+            headers["Authorization"] = f"Bearer {self.api_key.get_secret_value()}"
         if self.impersonate_tenant:
             headers["X-Impersonate-Tenant"] = self.impersonate_tenant
         return headers

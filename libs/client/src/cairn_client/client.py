@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any, Self, TypeVar
 
 import httpx
+from pydantic import SecretStr
 from tenacity import AsyncRetrying, Retrying
 
 from cairn_client import _calls as calls
@@ -23,6 +24,7 @@ from cairn_client._transport import (
     RetryPolicy,
     parse_response,
     request_headers,
+    secret,
     transport_error,
 )
 from cairn_contracts import identity
@@ -47,7 +49,7 @@ class _Base:
     def __init__(
         self,
         base_url: str | None,
-        api_key: str | None,
+        api_key: str | SecretStr | None,
         timeout: float | None,
         max_retries: int | None,
         retry: bool,
@@ -62,13 +64,15 @@ class _Base:
     def base_url(self) -> str:
         return self.config.base_url
 
-    def with_options(self, *, api_key: str | None = None, impersonate_tenant: str | None = None) -> Self:
+    def with_options(
+        self, *, api_key: str | SecretStr | None = None, impersonate_tenant: str | None = None
+    ) -> Self:
         """A client sharing this one's connection pool with another key or impersonated tenant."""
         other = object.__new__(type(self))
         other.__dict__.update(self.__dict__)
         other.config = dataclasses.replace(
             self.config,
-            api_key=api_key if api_key is not None else self.config.api_key,
+            api_key=secret(api_key) if api_key is not None else self.config.api_key,
             impersonate_tenant=impersonate_tenant or self.config.impersonate_tenant,
         )
         other._owns_http = False
@@ -97,7 +101,7 @@ class CairnClient(_Base):
     def __init__(
         self,
         base_url: str | None = None,
-        api_key: str | None = None,
+        api_key: str | SecretStr | None = None,
         *,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -339,7 +343,7 @@ class AsyncCairnClient(_Base):
     def __init__(
         self,
         base_url: str | None = None,
-        api_key: str | None = None,
+        api_key: str | SecretStr | None = None,
         *,
         timeout: float | None = None,
         max_retries: int | None = None,

@@ -1,5 +1,6 @@
 """Where the SDK finds its gateway and key when they are not passed: `CAIRN_GATEWAY_URL`, `CAIRN_API_KEY`."""
 
+from pydantic import SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -8,7 +9,7 @@ class ClientSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="CAIRN_", extra="ignore")
     gateway_url: str = "http://127.0.0.1:58080"
-    api_key: str | None = None
+    api_key: SecretStr | None = None
     timeout_seconds: float = 30.0
     connect_timeout_seconds: float = 5.0
     max_retries: int = 3

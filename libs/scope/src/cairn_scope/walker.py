@@ -24,6 +24,7 @@ from sqlalchemy.sql.elements import (
     BinaryExpression,
     BindParameter,
     BooleanClauseList,
+    ClauseElement,
     ColumnClause,
     Label,
     TextClause,
@@ -204,6 +205,44 @@ def _selects(element: Any) -> Iterator[Select[Any]]:
             yield from _selects(member)
 
 
+def _from_of(target: Any) -> Any:
+    clause = getattr(target, "__clause_element__", None)
+    return clause() if clause is not None else target
+
+
+def _select_froms(select: Select[Any]) -> tuple[list[Any], list[Any]]:
+    """A SELECT's FROM list and JOIN ... ON clauses, read from the statement itself.
+
+    `get_final_froms()` would compile ORM statements (milliseconds); this walks the explicit FROM
+    list, `.join()` targets, and the tables the columns and WHERE name at this level. A table named
+    only through an outer row's column comes back too: the caller treats it as correlated.
+    """
+    froms: dict[str, Any] = {}
+    ons: list[Any] = []
+    for item in select._from_obj:
+        froms.setdefault(_key(item) + str(id(item)), item)
+    for target, onclause, left, _flags in select._setup_joins:
+        for part in (target, left):
+            if part is not None:
+                part = _from_of(part)
+                if isinstance(part, FromClause):
+                    froms.setdefault(_key(part) + str(id(part)), part)
+        if isinstance(onclause, ClauseElement):
+            ons.append(onclause)
+    implicit: list[Any] = []
+    for column in select._raw_columns:
+        column = _from_of(column)
+        if isinstance(column, FromClause):
+            froms.setdefault(_key(column) + str(id(column)), column)
+        else:
+            implicit.append(column)
+    named = {_key(leaf) for top in froms.values() for leaf in _leaves(top, ons)}
+    for table in _local_tables([*implicit, *select._where_criteria, *ons]):
+        if _key(table) not in named:
+            froms.setdefault(_key(table), table)
+    return list(froms.values()), ons
+
+
 def _local_tables(clauses: Iterable[Any]) -> list[FromClause]:
     """Tables a DML WHERE refers to at its own level (UPDATE ... FROM / DELETE ... USING)."""
     found: dict[str, FromClause] = {}
@@ -280,9 +319,10 @@ def _visit(element: Any, enclosing: frozenset[str], state: _Walk, lateral: bool 
         if _SCOPED_NAME.search(element.text):
             raise ScopeGuardError("a text() clause that names a scoped table cannot be classified")
     elif isinstance(element, Select):
-        froms = list(element.get_final_froms())
+        froms, ons = _select_froms(element)
         correlated = enclosing if element._auto_correlate else frozenset()
-        state.check_block(element, froms, [element.whereclause], element.get_execution_options(), correlated)
+        where = [element.whereclause, *ons]
+        state.check_block(element, froms, where, element.get_execution_options(), correlated)
         ons: list[Any] = []
         enclosing = enclosing | {_key(leaf) for top in froms for leaf in _leaves(top, ons)}
     elif isinstance(element, Update | Delete):
@@ -295,6 +335,8 @@ def _visit(element: Any, enclosing: frozenset[str], state: _Walk, lateral: bool 
     elif isinstance(element, Insert):
         rows = _insert_select_rows(element) if element.select is not None else _rows(element, state.params)
         state.check_written(element.table, rows, "insert")
+    if isinstance(element, TableClause | ColumnClause | BindParameter):
+        return  # leaves: a table's own children are its columns and constraints, never a query
     if isinstance(element, AliasedReturnsRows) and not isinstance(element, Lateral) and not lateral:
         enclosing = frozenset()  # a derived table or CTE sees no outer row
     for child in element.get_children():
