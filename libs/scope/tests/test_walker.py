@@ -23,7 +23,7 @@ from sqlalchemy.orm import aliased
 
 from cairn_contracts.identity import Role
 from cairn_scope import Scope, ScopeGuardError, check_scoped, scoped_select
-from cairn_scope.walker import Bound, walk
+from cairn_scope.walker import Bound, row_write_by_key, walk
 from cairn_storage.models import Memory, MemoryChunk, SessionMemory, SessionPromotion, Tenant
 
 T = "11111111-1111-1111-1111-111111111111"
@@ -205,3 +205,16 @@ class TestOversight:
     def test_check_scoped_statement_passes_the_walker(self) -> None:
         scope = ADMIN.model_copy(update={"role": Role.agent})
         assert walk(check_scoped(select(Memory).where(mine(Memory)), scope)) == BOUND
+
+
+class TestRowWriteByKey:
+    def test_orm_write_back_by_primary_key_is_recognised(self) -> None:
+        mid = uuid.uuid4()
+        assert row_write_by_key(update(Memory).where(Memory.id == mid).values(superseded_by=uuid.uuid4()))
+        assert row_write_by_key(delete(Memory).where(Memory.id == mid))
+
+    def test_anything_wider_is_not(self) -> None:
+        assert not row_write_by_key(update(Memory).values(recall_count=1))  # no WHERE at all
+        assert not row_write_by_key(update(Memory).where(Memory.source == "x").values(recall_count=1))
+        assert not row_write_by_key(update(Memory).where(Memory.id == uuid.uuid4()).values(tenant_id=OTHER))
+        assert not row_write_by_key(update(Tenant).where(Tenant.id == uuid.uuid4()).values(name="x"))

@@ -323,8 +323,7 @@ def _visit(element: Any, enclosing: frozenset[str], state: _Walk, lateral: bool 
         correlated = enclosing if element._auto_correlate else frozenset()
         where = [element.whereclause, *ons]
         state.check_block(element, froms, where, element.get_execution_options(), correlated)
-        ons: list[Any] = []
-        enclosing = enclosing | {_key(leaf) for top in froms for leaf in _leaves(top, ons)}
+        enclosing = enclosing | {_key(leaf) for top in froms for leaf in _leaves(top, [])}
     elif isinstance(element, Update | Delete):
         where = list(element._where_criteria)
         froms = [element.table, *(t for t in _local_tables(where) if _key(t) != _key(element.table))]

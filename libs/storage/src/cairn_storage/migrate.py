@@ -1,6 +1,7 @@
 """Run Alembic migrations programmatically (used by `up`, the test fixture and the CLI).
 
-`python -m cairn_storage.migrate` upgrades `CAIRN_DATABASE_URL` to head (the Kubernetes migration Job);
+`python -m cairn_storage.migrate` upgrades `CAIRN_DATABASE_URL` to head (the Kubernetes migration Job) and,
+when `CAIRN_SERVICE_DATABASE_PASSWORD` is set, creates the services' RLS-bound login (`cairn_storage.roles`);
 with `--wait` it changes nothing and waits until the database is at this code's head (the services'
 init containers), so no service runs against a schema older than its own.
 """
@@ -91,6 +92,20 @@ async def wait_for_head(database_url: str, deadline: float) -> None:
         await asyncio.sleep(2.0)
 
 
+def _service_login(url: str) -> None:
+    from cairn_storage.roles import ServiceLogin, ensure_service_login
+
+    login = ServiceLogin()
+    if login.service_database_password is None:
+        return
+    asyncio.run(
+        ensure_service_login(
+            url, login.service_database_user, login.service_database_password.get_secret_value()
+        )
+    )
+    log.info("service login %s can connect (row-level security applies to it)", login.service_database_user)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cairn_storage.migrate", description=__doc__)
     parser.add_argument("--wait", action="store_true", help="migrate nothing; wait for the schema")
@@ -105,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             asyncio.run(wait_reachable(url, deadline))
             upgrade_sync(url)
+            _service_login(url)
     except TimeoutError as exc:
         log.error("%s", exc)
         return 1

@@ -2,8 +2,8 @@
 security applies to it (never a superuser, never BYPASSRLS, not the tables' owner).
 
 `python -m cairn_storage.roles` creates or updates it on `CAIRN_DATABASE_URL` (the migration role, which
-needs CREATEROLE) from `CAIRN_SERVICE_DATABASE_USER` and `CAIRN_SERVICE_DATABASE_PASSWORD`: the
-Kubernetes migration Job runs it after the migrations; `cairn_devstack` calls `ensure_service_login`.
+needs CREATEROLE) from `CAIRN_SERVICE_DATABASE_USER` and `CAIRN_SERVICE_DATABASE_PASSWORD`; the migration
+Job does the same after migrating (`cairn_storage.migrate`); `cairn_devstack` calls `ensure_service_login`.
 """
 
 import asyncio
@@ -24,12 +24,15 @@ _NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 log = logging.getLogger(__name__)
 
 
-class RoleSettings(BaseSettings):
+class ServiceLogin(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="CAIRN_", extra="ignore")
 
-    database_url: SecretStr
     service_database_user: str = "cairn_app"
-    service_database_password: SecretStr
+    service_database_password: SecretStr | None = None
+
+
+class RoleSettings(ServiceLogin):
+    database_url: SecretStr
 
 
 def login_url(admin_url: str, user: str, password: str) -> str:
@@ -65,6 +68,9 @@ async def ensure_service_login(admin_url: str, user: str, password: str) -> None
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s roles %(levelname)s %(message)s")
     settings = RoleSettings()
+    if settings.service_database_password is None:
+        log.error("CAIRN_SERVICE_DATABASE_PASSWORD is not set")
+        return 2
     asyncio.run(
         ensure_service_login(
             settings.database_url.get_secret_value(),
