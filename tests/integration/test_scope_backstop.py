@@ -92,7 +92,7 @@ async def test_the_hook_refuses_a_raw_engine_execute_that_never_called_check_sco
         async with engine.connect() as conn:
             with pytest.raises(ScopeGuardError, match="subject_id"):
                 await conn.execute(select(Memory).where(Memory.tenant_id == uuid.UUID(mine)))
-            with pytest.raises(ScopeGuardError, match="text"):
+            with pytest.raises(ScopeGuardError, match="raw SQL"):
                 await conn.execute(text("SELECT count(*) FROM session_memories"))
             inner = select(SessionMemory.session_id).where(SessionMemory.subject_id == "a")
             nested = select(Memory.id).where(
@@ -141,5 +141,34 @@ async def test_a_maintenance_path_sees_across_subjects_and_is_audited(
         assert found == 3  # both subjects of mine, and the other tenant's row
         assert sample("cairn_scope_maintenance_statements_total", reason=reason) == 1
         assert any(reason in r.getMessage() for r in caplog.records)
+    finally:
+        await engine.dispose()
+
+
+async def test_a_one_statement_autocommit_write_carries_its_scope(
+    stack: CairnStack, rows: tuple[str, str]
+) -> None:
+    """The memory service's quota-checked insert is one statement on an AUTOCOMMIT connection: raw SQL
+    that names its scope in `:tenant_id` / `:subject_id`, held to it by RLS at session level."""
+    mine, other = rows
+    engine = create_engine(stack.service_database_url, pool_size=1)
+    insert_row = text(
+        "INSERT INTO memories (id, tenant_id, subject_id, text) VALUES (:id, :tenant_id, :subject_id, 'x')"
+        " RETURNING id"
+    )
+    try:
+        autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")
+        async with autocommit.connect() as conn:
+            mid = uuid.uuid4()
+            written = await conn.scalar(
+                insert_row, {"id": mid, "tenant_id": uuid.UUID(mine), "subject_id": "a"}
+            )
+            assert written == mid
+            # The same connection, the next scope: the setting follows the statement.
+            await conn.scalar(
+                insert_row, {"id": uuid.uuid4(), "tenant_id": uuid.UUID(other), "subject_id": "z"}
+            )
+            seen = (await conn.exec_driver_sql("SELECT tenant_id, subject_id FROM memories")).all()
+            assert {(str(t), s) for t, s in seen} == {(other, "z")}
     finally:
         await engine.dispose()

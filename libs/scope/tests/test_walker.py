@@ -145,14 +145,25 @@ class TestNestedShapes:
         stmt = union_all(select(Memory.id).where(mine(Memory)), select(SessionMemory.seq))
         refused(stmt, "session_memories")
 
-    def test_text_naming_a_scoped_table_is_refused(self) -> None:
-        refused(text("SELECT id FROM memories"), "text")
-        refused(select(Tenant.id).where(text("id IN (SELECT tenant_id FROM memory_chunks)")), "text")
+    def test_text_naming_a_scoped_table_without_its_scope_is_refused(self) -> None:
+        refused(text("SELECT id FROM memories"), "tenant_id")
+        refused(select(Tenant.id).where(text("id IN (SELECT tenant_id FROM memory_chunks)")), "raw SQL")
         refused("DELETE FROM session_memories", "raw SQL")
+        refused(
+            text("SELECT id FROM memories WHERE tenant_id = :tenant_id"), "subject_id", [{"tenant_id": T}]
+        )
 
     def test_text_subquery_is_refused(self) -> None:
         sub = text("SELECT id FROM session_promotions").columns(Memory.id).subquery()
-        refused(select(sub.c.id), "text")
+        refused(select(sub.c.id), "raw SQL")
+
+    def test_text_declares_its_scope_in_its_parameters(self) -> None:
+        # RLS, set from these values, holds the statement to them whatever the SQL does with them.
+        sql = text("INSERT INTO memories (tenant_id, subject_id) VALUES (:tenant_id, :subject_id)")
+        assert walk(sql, [{"tenant_id": T, "subject_id": S}]) == BOUND
+        assert walk(sql.bindparams(tenant_id=T, subject_id=S)) == BOUND
+        refused(sql, "2 tenants", [{"tenant_id": T, "subject_id": S}, {"tenant_id": OTHER, "subject_id": S}])
+        assert walk(text("SELECT pg_advisory_xact_lock(1)")) is None
 
 
 class TestWrites:

@@ -9,8 +9,10 @@ in its own WHERE or JOIN ... ON conjuncts; a subject bound one level up on the s
 counts (the index-safe shape recall uses). Every bound value in the statement must name one scope.
 
 Whatever it cannot classify on a scoped table is refused: a predicate under OR, a bound `IN` list, a
-correlated subquery that trusts the outer row, raw SQL (`text()`) that names a scoped table. Paths that
-legitimately cross subjects declare themselves (`cairn_maintenance`) instead; the hook audits them.
+correlated subquery that trusts the outer row. Raw SQL (`text()`) naming a scoped table cannot be parsed:
+it must name its scope in `:tenant_id` / `:subject_id` parameters, and row-level security (set from
+them) is what holds it there. Paths that legitimately cross subjects declare themselves
+(`cairn_maintenance`) instead; the hook audits them.
 """
 
 import re
@@ -162,6 +164,21 @@ class _Walk:
             elif id(block) not in self.outer_subject:
                 raise ScopeGuardError(f"query on {name} lacks a bound subject_id predicate")
 
+    def check_text(self, binds: Mapping[str, BindParameter[Any]]) -> None:
+        """Raw SQL on a scoped table: its text cannot be parsed, so it must name its scope in the
+        parameters `:tenant_id` and `:subject_id`; row-level security, set from those values, then holds
+        the statement to that scope in the database whatever the text does with them."""
+        self.touched = True
+        for column in ("tenant_id", "subject_id"):
+            bind = binds.get(column)
+            values = [
+                p[column] if p.get(column) is not None else (bind.value if bind is not None else None)
+                for p in self.params
+            ]
+            if any(v is None for v in values):
+                raise ScopeGuardError(f"raw SQL naming a scoped table lacks a :{column} parameter")
+            (self.tenants if column == "tenant_id" else self.subjects).update(str(v) for v in values)
+
     def check_written(self, table: Any, rows: list[Mapping[str, Any]], where: str) -> None:
         """The tenant and subject a write stores must be bound values of the scope."""
         name = _scoped_name(table)
@@ -291,12 +308,12 @@ def walk(stmt: Any, params: list[Mapping[str, Any]] | None = None) -> Bound | No
         stmt: any executable: a Core/ORM statement, a `text()` clause or a raw SQL string.
         params: the parameter sets it is executed with (values of unbound `bindparam`s, ORM inserts).
     """
+    state = _Walk(params or [])
     if isinstance(stmt, str):
         if _SCOPED_NAME.search(stmt):
-            raise ScopeGuardError("raw SQL that names a scoped table cannot be classified")
-        return None
-    state = _Walk(params or [])
-    _visit(stmt, frozenset(), state)
+            state.check_text({})
+    else:
+        _visit(stmt, frozenset(), state)
     if not state.touched:
         return None
     if len(state.tenants) != 1:
@@ -317,7 +334,7 @@ def _visit(element: Any, enclosing: frozenset[str], state: _Walk, lateral: bool 
     """
     if isinstance(element, TextClause):
         if _SCOPED_NAME.search(element.text):
-            raise ScopeGuardError("a text() clause that names a scoped table cannot be classified")
+            state.check_text(element._bindparams)
     elif isinstance(element, Select):
         froms, ons = _select_froms(element)
         correlated = enclosing if element._auto_correlate else frozenset()

@@ -1,4 +1,4 @@
-"""The login role the services connect as: a member of `cairn_service` (migration 0012), so row-level
+"""The login role the services connect as: a member of `cairn_service` (migration 0014), so row-level
 security applies to it (never a superuser, never BYPASSRLS, not the tables' owner).
 
 `python -m cairn_storage.roles` creates or updates it on `CAIRN_DATABASE_URL` (the migration role, which

@@ -5,7 +5,9 @@ PostgreSQL's row-level security as transaction-local settings.
 the walker (`cairn_scope.walker`) refuses a statement on a scoped table it cannot bind to one
 (tenant, subject), and a bound statement sets `cairn.tenant_id` / `cairn.subject_id` for its
 transaction (one `set_config` round trip the first time a transaction touches a scoped table; none
-for a transaction that never does). The policies of migration 0012 read those settings.
+for a transaction that never does). The policies of migration 0014 read those settings. On an AUTOCOMMIT
+connection (one statement, one transaction: the memory service's quota-checked insert) the settings are
+session-level instead, set only when the scope differs from the connection's last one.
 
 Paths that legitimately cross subjects (sweeps, workers, metering, migrations) declare a reason with the
 `cairn_maintenance` execution option (`maintenance_sessionmaker`, `declare_maintenance`): the walker is
@@ -45,6 +47,11 @@ _SET = text(
     "SELECT set_config('cairn.tenant_id', :t, true), set_config('cairn.subject_id', :s, true),"
     " set_config('cairn.all_subjects', :a, true), set_config('cairn.maintenance', :m, true)"
 )
+_SET_SESSION = text(
+    "SELECT set_config('cairn.tenant_id', :t, false), set_config('cairn.subject_id', :s, false),"
+    " set_config('cairn.all_subjects', :a, false), set_config('cairn.maintenance', :m, false)"
+)
+_SESSION = "cairn_rls_session"  # in Connection.info: the session-level settings an autocommit use left
 _STATE = "cairn_rls_state"  # in Connection.info: (transaction, settings) last set on that connection
 _SETTING = "cairn_rls_setting"  # in Connection.info while the hook runs its own set_config
 _AUDIT_EVERY = 60.0
@@ -114,16 +121,26 @@ def _before_execute(
         if bound is None:
             return  # no scoped table: nothing for RLS to see
         wanted = (bound.tenant_id, bound.subject_id or "", "" if bound.subject_id else "on", "")
-    if options.get("isolation_level") == "AUTOCOMMIT":
-        return  # no transaction to hold a local setting (DDL and catalog reads only)
+    if options.get("isolation_level") == "AUTOCOMMIT" or conn._is_autocommit_isolation():
+        # Each statement is its own transaction, so a local setting would die before it runs: set it for
+        # the session instead, only when it changes (the next scoped statement on this connection sets
+        # its own; a connection keeps its last scope while idle, never "every row").
+        if conn.info.get(_SESSION) != wanted:
+            _set(conn, _SET_SESSION, wanted)
+            conn.info[_SESSION] = wanted
+        return
     if _current(conn) == wanted:
         return
+    _set(conn, _SET, wanted)
+    conn.info[_STATE] = (conn.get_nested_transaction() or conn.get_transaction(), wanted)
+
+
+def _set(conn: Connection, statement: Any, wanted: tuple[str, str, str, str]) -> None:
     conn.info[_SETTING] = True
     try:
-        conn.execute(_SET, {"t": wanted[0], "s": wanted[1], "a": wanted[2], "m": wanted[3]})
+        conn.execute(statement, {"t": wanted[0], "s": wanted[1], "a": wanted[2], "m": wanted[3]})
     finally:
         conn.info[_SETTING] = False
-    conn.info[_STATE] = (conn.get_nested_transaction() or conn.get_transaction(), wanted)
 
 
 def install_scope_hook(engine: AsyncEngine) -> None:

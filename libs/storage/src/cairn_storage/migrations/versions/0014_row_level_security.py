@@ -10,14 +10,14 @@ superusers and BYPASSRLS roles still skip them, so the services connect as a mem
 The knowledge tables are tenant-shared by design (visibility lives in the article row) and are not
 covered here: their isolation is the tenant predicate their store builds.
 
-Revision ID: 0012
-Revises: 0011
+Revision ID: 0014
+Revises: 0013
 """
 
 from alembic import op
 
-revision = "0012"
-down_revision = "0011"
+revision = "0014"
+down_revision = "0013"
 branch_labels = None
 depends_on = None
 
