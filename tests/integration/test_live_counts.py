@@ -57,7 +57,10 @@ async def counted_vs_live(conn: AsyncConnection, tenant: uuid.UUID) -> tuple[dic
 
 
 async def autocommit(stack: CairnStack) -> AsyncEngine:
-    return create_engine(stack.database_url, pool_size=12, isolation_level="AUTOCOMMIT")
+    # Seeds and inspects as the superuser across subjects: an explicit maintenance path for the scope hook.
+    return create_engine(stack.database_url, pool_size=12, isolation_level="AUTOCOMMIT").execution_options(
+        cairn_maintenance="test_seed"
+    )
 
 
 async def test_every_writer_is_counted(stack: CairnStack) -> None:
