@@ -25,7 +25,6 @@ from sqlalchemy.sql.dml import Delete, Insert, Update
 from sqlalchemy.sql.elements import (
     BinaryExpression,
     BindParameter,
-    BooleanClauseList,
     ClauseElement,
     ColumnClause,
     Label,
@@ -42,7 +41,7 @@ from sqlalchemy.sql.selectable import (
     TableClause,
 )
 
-from cairn_scope.guard import ALL_SUBJECTS_OPTION, SCOPED_TABLES, ScopeGuardError
+from cairn_scope.guard import ALL_SUBJECTS_OPTION, SCOPED_TABLES, ScopeGuardError, _conjuncts, _key
 
 _SCOPED_NAME = re.compile(r"\b(" + "|".join(sorted(SCOPED_TABLES)) + r")\b", re.IGNORECASE)
 _BOUNDARIES = (Select, CompoundSelect, Exists, AliasedReturnsRows, Insert, Update, Delete)
@@ -54,21 +53,6 @@ class Bound:
 
     tenant_id: str
     subject_id: str | None
-
-
-def _conjuncts(clause: Any) -> Iterator[Any]:
-    if clause is None:
-        return
-    if isinstance(clause, BooleanClauseList) and clause.operator is operators.and_:
-        for sub in clause.clauses:
-            yield from _conjuncts(sub)
-    else:
-        yield clause
-
-
-def _key(from_obj: Any) -> str:
-    # Names, not identities: the ORM hands out annotated copies of the same table.
-    return str(getattr(from_obj, "name", None) or id(from_obj))
 
 
 def _scoped_name(from_obj: Any) -> str | None:
