@@ -7,7 +7,7 @@ import logging
 import signal
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack
 from contextvars import ContextVar
 from typing import Any, TypeVar
@@ -203,3 +203,16 @@ async def run_service(name: str, settings: ServiceSettings, setup: Setup) -> Non
         await service.stop(settings.shutdown_grace_seconds)
     shutdown_tracing()
     log.info("%s stopped", name)
+
+
+def run_in_background(stack: AsyncExitStack, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+    """Start `coro` as a task that `stack` cancels (and awaits) when it closes."""
+    task = asyncio.create_task(coro)
+
+    async def cancel() -> None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    stack.push_async_callback(cancel)
+    return task

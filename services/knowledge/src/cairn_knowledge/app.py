@@ -1,7 +1,6 @@
 """Knowledge service wiring: database, the tenant embedders, the gate and the handlers."""
 
 import asyncio
-import contextlib
 from contextlib import AsyncExitStack
 
 from nats.aio.client import Client as NATS
@@ -14,6 +13,7 @@ from cairn_knowledge.settings import KnowledgeSettings
 from cairn_providers import TenantEmbedders, secret_box
 from cairn_servicekit import NatsService
 from cairn_servicekit.health import postgres_check
+from cairn_servicekit.runtime import run_in_background
 from cairn_storage import create_engine, make_sessionmaker
 from cairn_storage.usage import UsageMeter
 from cairn_storage.vector_search import probe_iterative_scan
@@ -35,14 +35,7 @@ async def setup(settings: KnowledgeSettings, stack: AsyncExitStack, nc: NATS) ->
     iterative = await probe_iterative_scan(sessionmaker, settings.knowledge_hnsw_iterative_scan)
     service = NatsService("knowledge", settings)
     meter = UsageMeter(sessionmaker, settings.usage_flush_interval_seconds)
-    metering = asyncio.create_task(meter.run())
-
-    async def stop_metering() -> None:
-        metering.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await metering
-
-    stack.push_async_callback(stop_metering)
+    run_in_background(stack, meter.run())
     register(
         service,
         NoveltyGate(

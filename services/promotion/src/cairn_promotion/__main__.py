@@ -15,6 +15,7 @@ from cairn_promotion.worker import build_compiler, build_worker, ensure_sweep_sc
 from cairn_providers import secret_box
 from cairn_servicekit import NatsService, ServiceClient, run_service
 from cairn_servicekit.health import connect_temporal, postgres_check, temporal_check
+from cairn_servicekit.runtime import run_in_background
 from cairn_storage import create_engine, make_sessionmaker
 from cairn_storage.usage import UsageMeter
 
@@ -39,14 +40,7 @@ def main() -> None:
         )
         services = ServiceClient(nc, settings.scope_signer, settings.request_timeout_seconds)
         meter = UsageMeter(sessionmaker, settings.usage_flush_interval_seconds)
-        metering = asyncio.create_task(meter.run())
-
-        async def stop_metering() -> None:
-            metering.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await metering
-
-        stack.push_async_callback(stop_metering)
+        run_in_background(stack, meter.run())
         activities = PromotionActivities(sessionmaker, compilers, services, settings, meter)
         worker = build_worker(temporal, settings, activities)
         running = asyncio.create_task(worker.run())
