@@ -58,6 +58,36 @@ async def test_the_services_role_is_bound_by_rls(stack: CairnStack) -> None:
         await conn.close()
 
 
+async def test_keyword_candidates_answer_only_for_the_transactions_own_scope(stack: CairnStack) -> None:
+    """`cairn_keyword_candidates` (migration 0015) reads past RLS so the GIN index can serve `@@`; it must
+    still return only rows of the scope the calling transaction itself is set to."""
+    mine, other = uuid.uuid4(), uuid.uuid4()
+    admin = await asyncpg.connect(stack.database_url)
+    conn = await asyncpg.connect(stack.service_database_url)
+    call = "SELECT count(*) FROM cairn_keyword_candidates($1, $2, to_tsquery('english', 'pernambuco'))"
+    try:
+        for tenant, subject in ((mine, "a"), (mine, "b"), (other, "a")):
+            await admin.execute(
+                "INSERT INTO memories (id, tenant_id, subject_id, text) VALUES ($1, $2, $3, 'pernambuco')",
+                uuid.uuid4(),
+                tenant,
+                subject,
+            )
+        assert await conn.fetchval(call, mine, "a") == 0  # nothing in scope: nothing
+        async with conn.transaction():
+            await conn.execute("SELECT set_config('cairn.tenant_id', $1, true)", str(mine))
+            await conn.execute("SELECT set_config('cairn.subject_id', 'a', true)")
+            assert await conn.fetchval(call, mine, "a") == 1  # every row holds the word: only its own
+            assert await conn.fetchval(call, mine, "b") == 0
+            assert await conn.fetchval(call, other, "a") == 0
+        with pytest.raises(asyncpg.InsufficientPrivilegeError):  # the door's owner role is nobody's login
+            await conn.execute("SET ROLE cairn_search")
+    finally:
+        await admin.execute("DELETE FROM memories WHERE tenant_id = ANY($1::uuid[])", [mine, other])
+        await admin.close()
+        await conn.close()
+
+
 async def test_an_unscoped_query_through_the_service_role_returns_nothing(
     stack: CairnStack, rows: tuple[str, str]
 ) -> None:

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from cairn_contracts.recall import RecallHit, RecallMeta, RecallRequest
 from cairn_embeddings import EmbedderUnavailable, EmbeddingError
 from cairn_providers import QueryEmbeddingCache, TenantEmbedders
+from cairn_recall.keyword import keyword
 from cairn_recall.metrics import FALLBACKS, RECALLS
 from cairn_recall.ranking import Ranked, fuse, speaker_prior, wanted_speaker
 from cairn_recall.settings import RecallSettings
@@ -161,14 +162,15 @@ class RecallService:
         async with self._sm.begin() as session:
             store = RecallStore(session)
             lexemes = await store.query_lexemes(req.query, constants=indexed)
-            return await store.keyword(
+            return await keyword(
+                session,
                 scope,
                 lexemes,
                 max(req.limit, settings.keyword_depth),
                 req.project_id,
                 k1=settings.bm25_k1,
                 b=settings.bm25_b,
-                stats=await self._term_stats.for_query(store, scope, lexemes) if indexed else None,
+                stats=await self._term_stats.for_query(session, scope, lexemes) if indexed else None,
             )
 
     async def _unindexed_semantic(

@@ -2,12 +2,9 @@
 
 import re
 import uuid
-from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, case, cast, func, literal, literal_column, or_, select, text
-from sqlalchemy.dialects import postgresql
-from sqlalchemy.dialects.postgresql import TSQUERY
+from sqlalchemy import ColumnElement, case, func, literal, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn_recall.ranking import Ranked, speaker_of
@@ -30,38 +27,6 @@ def _subject_rows(scope: Scope, include_superseded: bool) -> list[ColumnElement[
     if not include_superseded:
         conditions.append(Memory.superseded_by.is_(None))
     return conditions
-
-
-def _tsquery_term(lexeme: str) -> str:
-    """A lexeme as a quoted tsquery operand (cast as is: no parser or dictionary runs on it again)."""
-    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-def _any_of(lexemes: list[str]) -> Any:
-    return cast(literal(" | ".join(_tsquery_term(lex) for lex in lexemes)), TSQUERY)
-
-
-def rarest_first(lexemes: list[str], df: dict[str, int], budget: int) -> list[str]:
-    """The query's terms that occur in the subject, rarest first, while their document frequencies add up
-    to at most `budget` (always at least the rarest one)."""
-    present = sorted((lex for lex in lexemes if df.get(lex, 0) > 0), key=lambda lex: (df[lex], lex))
-    chosen: list[str] = []
-    total = 0
-    for lex in present:
-        if chosen and total + df[lex] > budget:
-            break
-        chosen.append(lex)
-        total += df[lex]
-    return chosen
-
-
-@dataclass(frozen=True)
-class TermStats:
-    """A subject's BM25 statistics: live rows, their mean tsvector length, and per-lexeme row counts."""
-
-    n_docs: int
-    avgdl: float
-    df: dict[str, int]
 
 
 def _best_per_memory(rows: Any, limit: int) -> list[Ranked]:
@@ -238,114 +203,6 @@ class RecallStore:
         row = (await self.session.execute(select(lexemes, plan))).one()
         return list(row[0] or [])
 
-    async def keyword(
-        self,
-        scope: Scope,
-        lexemes: list[str],
-        limit: int,
-        project_id: str | None,
-        *,
-        k1: float = 1.2,
-        b: float = 0.75,
-        scan_max: int = 1000,
-        stats: TermStats | None = None,
-    ) -> list[Ranked]:
-        """Okapi BM25 over the subject's live rows that contain ANY query term. Document frequencies
-        come from the subject's own rows, so a word common in this subject's memories weighs little
-        even when it is rare elsewhere (and the other way round).
-
-        Without `stats` the term statistics are computed here over every matching row (read through the
-        (tenant, subject) index). With `stats` (a large subject with its own GIN index, statistics cached
-        by `SubjectTermStats`) the candidates are bounded instead: the rows matching the rarest terms,
-        taken rarest first while their document frequencies add up to at most `scan_max`, found through
-        the subject's GIN index. A row that shares only the subject's commonest words with the query
-        scores low in BM25 anyway; every query term still counts in the candidates' scores."""
-        if not lexemes:
-            return []
-        match: Any
-        if stats is None:
-            # The function behind @@, which no GIN index serves: the subject's own rows are read through
-            # the (tenant, subject) index (bounded by the quota) instead of a tenant-wide posting list.
-            match = func.ts_match_vq(Memory.tsv, _any_of(lexemes))
-        else:
-            matched = rarest_first(lexemes, stats.df, scan_max)
-            if not matched:
-                return []
-            match = Memory.tsv.op("@@")(_any_of(matched))  # served by the subject's partial GIN index
-        any_term = _any_of(lexemes)
-        scoped = check_scoped(
-            select(Memory.id, Memory.tsv, func.length(Memory.tsv).label("dl")).where(
-                *_subject_rows(scope, False), _partition(Memory.project_id, project_id), match
-            ),
-            scope,
-        )
-        docs = scoped.cte("docs")
-        if stats is None:
-            n_docs = await self.live_rows(scope)
-            # Term statistics over every matching row.
-            stats_q = select(
-                func.avg(docs.c.dl).label("avgdl"),
-                *(
-                    func.count()
-                    .filter(docs.c.tsv.op("@@")(cast(literal(_tsquery_term(lex)), TSQUERY)))
-                    .label(f"df{i}")
-                    for i, lex in enumerate(lexemes)
-                ),
-            ).select_from(docs)
-        else:
-            n_docs = stats.n_docs
-            stats_q = select(
-                literal(stats.avgdl).label("avgdl"),
-                *(literal(stats.df.get(lex, 0)).label(f"df{i}") for i, lex in enumerate(lexemes)),
-            )
-        stats_cte = stats_q.cte("stats")
-        # Term frequencies only for the best `scan_max` matching rows by cover density, so a huge subject
-        # with a common query term stays bounded.
-        top = (
-            select(docs.c.id, docs.c.tsv, docs.c.dl)
-            .order_by(func.ts_rank_cd(docs.c.tsv, any_term).desc(), docs.c.id)
-            .limit(scan_max)
-            .cte("top")
-        )
-        # Only the query's lexemes of each top row: marked with weight A, filtered to weight A (C-level
-        # lookups), instead of unnesting every lexeme of a long row.
-        only_terms = func.ts_filter(
-            func.setweight(top.c.tsv, literal_column("'A'"), postgresql.array(lexemes)),
-            literal_column("'{a}'"),
-        )
-        term = func.unnest(only_terms).table_valued("lexeme", "positions", "weights").render_derived()
-        postings = (
-            select(
-                top.c.id,
-                term.c.lexeme,
-                func.coalesce(func.array_length(term.c.positions, 1), 1).label("tf"),
-                top.c.dl,
-            )
-            .select_from(top)
-            .join(term, literal(True))
-            .cte("postings")
-        )
-
-        def idf(i: int) -> Any:
-            df = getattr(stats_cte.c, f"df{i}")
-            return func.ln(1 + (n_docs - df + 0.5) / (df + 0.5))
-
-        idf_of = case(*((postings.c.lexeme == lex, idf(i)) for i, lex in enumerate(lexemes)), else_=0.0)
-        tf = postings.c.tf
-        bm25 = func.sum(idf_of * tf * (k1 + 1) / (tf + k1 * (1 - b + b * postings.c.dl / stats_cte.c.avgdl)))
-        # Share of the query's idf mass a row covers: a row matching only common words is weak evidence.
-        total_idf = sum((idf(i) for i in range(len(lexemes))), start=literal(0.0))
-        coverage = func.sum(idf_of) / func.greatest(func.max(total_idf), 1e-9)
-        stmt = (
-            select(postings.c.id, bm25.label("rank"), coverage.label("coverage"))
-            .select_from(postings)
-            .join(stats_cte, literal(True))
-            .group_by(postings.c.id)
-            .order_by(bm25.desc(), postings.c.id)
-            .limit(limit)
-        )
-        return [Ranked(r.id, float(r.rank), float(r.coverage)) for r in await self.session.execute(stmt)]
-
     async def speakers(self, scope: Scope, ids: list[uuid.UUID]) -> dict[uuid.UUID, str | None]:
         """Who said each memory, for memories that are conversation turns (see `ranking.speaker_of`)."""
         stmt = check_scoped(
@@ -359,36 +216,6 @@ class RecallStore:
             scope,
         )
         return {r.id: speaker_of(r.head, r.role) for r in await self.session.execute(stmt)}
-
-    async def subject_size(self, scope: Scope) -> tuple[int, float]:
-        """The subject's live rows and their mean tsvector length (one pass; cached by the caller)."""
-        size: Any = select(func.count(), func.coalesce(func.avg(func.length(Memory.tsv)), 0.0))
-        stmt = check_scoped(size.where(*_subject_rows(scope, False)), scope)
-        row = (await self.session.execute(stmt)).one()
-        return int(row[0]), float(row[1])
-
-    async def document_frequencies(self, scope: Scope, lexemes: list[str]) -> dict[str, int]:
-        """How many of the subject's live rows hold each lexeme, in one pass over the rows holding any
-        (through the subject's GIN index)."""
-        if not lexemes:
-            return {}
-        counts: Any = select(
-            *(
-                func.count().filter(Memory.tsv.op("@@")(cast(literal(_tsquery_term(lex)), TSQUERY)))
-                for lex in lexemes
-            )
-        )
-        stmt = check_scoped(
-            counts.where(*_subject_rows(scope, False), Memory.tsv.op("@@")(_any_of(lexemes))), scope
-        )
-        row = (await self.session.execute(stmt)).one()
-        return {lex: int(row[i]) for i, lex in enumerate(lexemes)}
-
-    async def live_rows(self, scope: Scope) -> int:
-        stmt = check_scoped(
-            select(func.count()).select_from(Memory).where(*_subject_rows(scope, False)), scope
-        )
-        return int(await self.session.scalar(stmt) or 0)
 
     async def ilike_fallback(
         self, scope: Scope, query: str, limit: int, project_id: str | None

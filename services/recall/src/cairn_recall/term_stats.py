@@ -6,8 +6,9 @@ keeps them for a short while: a stale count shifts an idf by a hair, never which
 """
 
 from cachetools import TTLCache
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from cairn_recall.store import RecallStore, TermStats
+from cairn_recall.keyword import TermStats, document_frequencies, subject_size
 from cairn_scope import Scope
 
 Key = tuple[str, str, str]  # (tenant, subject, lexeme); lexeme "" holds the subject's size
@@ -18,14 +19,14 @@ class SubjectTermStats:
         self._size: TTLCache[tuple[str, str], tuple[int, float]] = TTLCache(max_entries, ttl_seconds)
         self._df: TTLCache[Key, int] = TTLCache(max_entries, ttl_seconds)
 
-    async def for_query(self, store: RecallStore, scope: Scope, lexemes: list[str]) -> TermStats:
+    async def for_query(self, session: AsyncSession, scope: Scope, lexemes: list[str]) -> TermStats:
         subject = (scope.tenant_id, scope.subject_id)
         size = self._size.get(subject)
         if size is None:
-            size = await store.subject_size(scope)
+            size = await subject_size(session, scope)
             self._size[subject] = size
         missing = [lex for lex in lexemes if (*subject, lex) not in self._df]
-        for lex, count in (await store.document_frequencies(scope, missing)).items():
+        for lex, count in (await document_frequencies(session, scope, missing)).items():
             self._df[(*subject, lex)] = count
         df = {lex: self._df.get((*subject, lex), 0) for lex in lexemes}
         return TermStats(n_docs=size[0], avgdl=size[1], df=df)

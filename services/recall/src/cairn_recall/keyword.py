@@ -1,0 +1,215 @@
+"""The keyword side of recall: Okapi BM25 over the subject's own rows, in one statement.
+
+Document frequencies come from the subject's own rows, so a word common in this subject's memories weighs
+little even when it is rare elsewhere (and the other way round). Each statement is constant SQL with its
+scope in `:tenant_id` / `:subject_id` (the engine hook holds raw SQL to those, and row-level security to
+the transaction's scope): a query's terms travel as arrays, so nothing is built or compiled per call (the
+SQLAlchemy construction this replaced cost more CPU than the query itself).
+
+Two paths:
+- a subject without its own indexes: the candidates are every live row holding ANY query term, read
+  through the (tenant, subject) btree with `ts_match_vq` (the function behind @@, which no tenant-wide GIN
+  posting list serves), and the term statistics are computed over them in the same statement;
+- a large subject with its own GIN index (statistics cached by `SubjectTermStats`): the candidates are the
+  rows matching its rarest terms, taken while their document frequencies add up to at most `scan_max`,
+  found through that index by `cairn_keyword_candidates` (migration 0015: under row-level security the
+  planner may not run the non-leakproof @@ inside an index scan, so that function is the narrow door).
+  A row sharing only the subject's commonest words with the query scores low in BM25 anyway; every
+  query term still counts in the candidates' scores.
+"""
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cairn_recall.ranking import Ranked
+from cairn_scope import Scope
+
+_SUBJECT_LIVE = "m.tenant_id = :tenant_id AND m.subject_id = :subject_id AND m.superseded_by IS NULL"
+_PARTITION = "(m.project_id IS NULL OR m.project_id = CAST(:project_id AS uuid))"
+
+# Term frequencies only for the best `scan_max` candidates by cover density (a huge subject with a common
+# query term stays bounded); only the query's lexemes of each row, marked with weight A and filtered to it
+# (C-level lookups) instead of unnesting every lexeme of a long row.
+_SCORE = """
+top AS (
+    SELECT id, tsv, dl FROM docs
+    ORDER BY ts_rank_cd(tsv, CAST(:any_query AS tsquery)) DESC, id
+    LIMIT :scan_max
+),
+postings AS (
+    SELECT top.id, top.dl, p.lexeme, coalesce(array_length(p.positions, 1), 1) AS tf
+    FROM top,
+         unnest(ts_filter(setweight(top.tsv, 'A', CAST(:lexemes AS text[])), '{a}'))
+             AS p(lexeme, positions, weights)
+)
+SELECT p.id,
+       sum(w.idf * p.tf * (CAST(:k1 AS float8) + 1)
+           / (p.tf + CAST(:k1 AS float8)
+              * (1 - CAST(:b AS float8) + CAST(:b AS float8) * p.dl / greatest(c.avgdl, 1e-9)))) AS rank,
+       -- share of the query's idf mass a row covers: a row matching only common words is weak evidence
+       sum(w.idf) / greatest((SELECT sum(idf) FROM weights), 1e-9) AS coverage
+FROM postings p JOIN weights w ON w.lexeme = p.lexeme CROSS JOIN corpus c
+GROUP BY p.id
+ORDER BY rank DESC, p.id
+LIMIT :limit
+"""
+
+_UNINDEXED = text(
+    f"""
+WITH docs AS MATERIALIZED (
+    SELECT m.id, m.tsv, length(m.tsv) AS dl FROM memories m
+    WHERE {_SUBJECT_LIVE} AND {_PARTITION} AND ts_match_vq(m.tsv, CAST(:any_query AS tsquery))
+),
+corpus AS (
+    SELECT (SELECT count(*) FROM memories m WHERE {_SUBJECT_LIVE}) AS n_docs,
+           (SELECT CAST(avg(dl) AS float8) FROM docs) AS avgdl
+),
+weights AS (
+    SELECT t.lexeme,
+           ln(1 + (c.n_docs - d.df + 0.5) / (d.df + 0.5)) AS idf
+    FROM unnest(CAST(:lexemes AS text[]), CAST(:terms AS text[])) AS t(lexeme, term)
+    CROSS JOIN corpus c
+    CROSS JOIN LATERAL (SELECT count(*) AS df FROM docs WHERE docs.tsv @@ CAST(t.term AS tsquery)) d
+),
+{_SCORE}
+"""
+)
+
+_CANDIDATES = (
+    "m.id IN (SELECT cairn_keyword_candidates("
+    "CAST(:tenant_id AS uuid), CAST(:subject_id AS text), CAST(:match_query AS tsquery)))"
+)
+
+_INDEXED = text(
+    f"""
+WITH docs AS MATERIALIZED (
+    SELECT m.id, m.tsv, length(m.tsv) AS dl FROM memories m
+    WHERE {_SUBJECT_LIVE} AND {_PARTITION} AND {_CANDIDATES}
+),
+corpus AS (SELECT CAST(:n_docs AS float8) AS n_docs, CAST(:avgdl AS float8) AS avgdl),
+weights AS (
+    SELECT t.lexeme, ln(1 + (c.n_docs - t.df + 0.5) / (t.df + 0.5)) AS idf
+    FROM unnest(CAST(:lexemes AS text[]), CAST(:dfs AS int[])) AS t(lexeme, df) CROSS JOIN corpus c
+),
+{_SCORE}
+"""
+)
+
+_DOCUMENT_FREQUENCIES = text(
+    f"""
+WITH docs AS MATERIALIZED (
+    SELECT m.tsv FROM memories m WHERE {_SUBJECT_LIVE} AND {_CANDIDATES}
+)
+SELECT t.lexeme, (SELECT count(*) FROM docs WHERE docs.tsv @@ CAST(t.term AS tsquery)) AS df
+FROM unnest(CAST(:lexemes AS text[]), CAST(:terms AS text[])) AS t(lexeme, term)
+"""
+)
+
+_SUBJECT_SIZE = text(
+    f"SELECT count(*), coalesce(CAST(avg(length(m.tsv)) AS float8), 0.0) FROM memories m WHERE {_SUBJECT_LIVE}"
+)
+
+
+def tsquery_term(lexeme: str) -> str:
+    """A lexeme as a quoted tsquery operand (cast as is: no parser or dictionary runs on it again)."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def any_of(lexemes: list[str]) -> str:
+    """A tsquery (as text) matching a row that holds any of `lexemes`."""
+    return " | ".join(tsquery_term(lex) for lex in lexemes)
+
+
+def rarest_first(lexemes: list[str], df: dict[str, int], budget: int) -> list[str]:
+    """The query's terms that occur in the subject, rarest first, while their document frequencies add up
+    to at most `budget` (always at least the rarest one)."""
+    present = sorted((lex for lex in lexemes if df.get(lex, 0) > 0), key=lambda lex: (df[lex], lex))
+    chosen: list[str] = []
+    total = 0
+    for lex in present:
+        if chosen and total + df[lex] > budget:
+            break
+        chosen.append(lex)
+        total += df[lex]
+    return chosen
+
+
+@dataclass(frozen=True)
+class TermStats:
+    """A subject's BM25 statistics: live rows, their mean tsvector length, and per-lexeme row counts."""
+
+    n_docs: int
+    avgdl: float
+    df: dict[str, int]
+
+
+def _scope_params(scope: Scope) -> dict[str, Any]:
+    return {"tenant_id": uuid.UUID(scope.tenant_id), "subject_id": scope.subject_id}
+
+
+async def keyword(
+    session: AsyncSession,
+    scope: Scope,
+    lexemes: list[str],
+    limit: int,
+    project_id: str | None,
+    *,
+    k1: float = 1.2,
+    b: float = 0.75,
+    scan_max: int = 1000,
+    stats: TermStats | None = None,
+) -> list[Ranked]:
+    """The subject's live rows holding any query term, best BM25 first (with their idf coverage);
+    `stats` selects the large-subject path (see the module docstring)."""
+    if not lexemes:
+        return []
+    params: dict[str, Any] = {
+        **_scope_params(scope),
+        "project_id": project_id,
+        "any_query": any_of(lexemes),
+        "lexemes": lexemes,
+        "k1": k1,
+        "b": b,
+        "scan_max": scan_max,
+        "limit": limit,
+    }
+    if stats is None:
+        statement = _UNINDEXED
+        params["terms"] = [tsquery_term(lex) for lex in lexemes]
+    else:
+        matched = rarest_first(lexemes, stats.df, scan_max)
+        if not matched:
+            return []
+        statement = _INDEXED
+        params |= {
+            "match_query": any_of(matched),
+            "n_docs": stats.n_docs,
+            "avgdl": stats.avgdl,
+            "dfs": [stats.df.get(lex, 0) for lex in lexemes],
+        }
+    rows = await session.execute(statement, params)
+    return [Ranked(r.id, float(r.rank), float(r.coverage)) for r in rows]
+
+
+async def subject_size(session: AsyncSession, scope: Scope) -> tuple[int, float]:
+    """The subject's live rows and their mean tsvector length (one pass; cached by the caller)."""
+    row = (await session.execute(_SUBJECT_SIZE, _scope_params(scope))).one()
+    return int(row[0]), float(row[1])
+
+
+async def document_frequencies(session: AsyncSession, scope: Scope, lexemes: list[str]) -> dict[str, int]:
+    """How many of the subject's live rows hold each lexeme, counted over the rows holding any (found
+    through the subject's GIN index)."""
+    if not lexemes:
+        return {}
+    params = {
+        **_scope_params(scope),
+        "match_query": any_of(lexemes),
+        "lexemes": lexemes,
+        "terms": [tsquery_term(lex) for lex in lexemes],
+    }
+    return {r.lexeme: int(r.df) for r in await session.execute(_DOCUMENT_FREQUENCIES, params)}
