@@ -18,7 +18,6 @@ Two paths:
   query term still counts in the candidates' scores.
 """
 
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,10 +25,8 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn_recall.ranking import Ranked
+from cairn_recall.sql import PARTITION, SUBJECT_LIVE, project_param, scope_params
 from cairn_scope import Scope
-
-_SUBJECT_LIVE = "m.tenant_id = :tenant_id AND m.subject_id = :subject_id AND m.superseded_by IS NULL"
-_PARTITION = "(m.project_id IS NULL OR m.project_id = CAST(:project_id AS uuid))"
 
 # Term frequencies only for the best `scan_max` candidates by cover density (a huge subject with a common
 # query term stays bounded); only the query's lexemes of each row, marked with weight A and filtered to it
@@ -62,10 +59,10 @@ _UNINDEXED = text(
     f"""
 WITH docs AS MATERIALIZED (
     SELECT m.id, m.tsv, length(m.tsv) AS dl FROM memories m
-    WHERE {_SUBJECT_LIVE} AND {_PARTITION} AND ts_match_vq(m.tsv, CAST(:any_query AS tsquery))
+    WHERE {SUBJECT_LIVE} AND {PARTITION} AND ts_match_vq(m.tsv, CAST(:any_query AS tsquery))
 ),
 corpus AS (
-    SELECT (SELECT count(*) FROM memories m WHERE {_SUBJECT_LIVE}) AS n_docs,
+    SELECT (SELECT count(*) FROM memories m WHERE {SUBJECT_LIVE}) AS n_docs,
            (SELECT CAST(avg(dl) AS float8) FROM docs) AS avgdl
 ),
 weights AS (
@@ -88,7 +85,7 @@ _INDEXED = text(
     f"""
 WITH docs AS MATERIALIZED (
     SELECT m.id, m.tsv, length(m.tsv) AS dl FROM memories m
-    WHERE {_SUBJECT_LIVE} AND {_PARTITION} AND {_CANDIDATES}
+    WHERE {SUBJECT_LIVE} AND {PARTITION} AND {_CANDIDATES}
 ),
 corpus AS (SELECT CAST(:n_docs AS float8) AS n_docs, CAST(:avgdl AS float8) AS avgdl),
 weights AS (
@@ -102,7 +99,7 @@ weights AS (
 _DOCUMENT_FREQUENCIES = text(
     f"""
 WITH docs AS MATERIALIZED (
-    SELECT m.tsv FROM memories m WHERE {_SUBJECT_LIVE} AND {_CANDIDATES}
+    SELECT m.tsv FROM memories m WHERE {SUBJECT_LIVE} AND {_CANDIDATES}
 )
 SELECT t.lexeme, (SELECT count(*) FROM docs WHERE docs.tsv @@ CAST(t.term AS tsquery)) AS df
 FROM unnest(CAST(:lexemes AS text[]), CAST(:terms AS text[])) AS t(lexeme, term)
@@ -110,7 +107,7 @@ FROM unnest(CAST(:lexemes AS text[]), CAST(:terms AS text[])) AS t(lexeme, term)
 )
 
 _SUBJECT_SIZE = text(
-    f"SELECT count(*), coalesce(CAST(avg(length(m.tsv)) AS float8), 0.0) FROM memories m WHERE {_SUBJECT_LIVE}"
+    f"SELECT count(*), coalesce(CAST(avg(length(m.tsv)) AS float8), 0.0) FROM memories m WHERE {SUBJECT_LIVE}"
 )
 
 
@@ -147,10 +144,6 @@ class TermStats:
     df: dict[str, int]
 
 
-def _scope_params(scope: Scope) -> dict[str, Any]:
-    return {"tenant_id": uuid.UUID(scope.tenant_id), "subject_id": scope.subject_id}
-
-
 async def keyword(
     session: AsyncSession,
     scope: Scope,
@@ -168,8 +161,8 @@ async def keyword(
     if not lexemes:
         return []
     params: dict[str, Any] = {
-        **_scope_params(scope),
-        "project_id": project_id,
+        **scope_params(scope),
+        "project_id": project_param(project_id),
         "any_query": any_of(lexemes),
         "lexemes": lexemes,
         "k1": k1,
@@ -197,7 +190,7 @@ async def keyword(
 
 async def subject_size(session: AsyncSession, scope: Scope) -> tuple[int, float]:
     """The subject's live rows and their mean tsvector length (one pass; cached by the caller)."""
-    row = (await session.execute(_SUBJECT_SIZE, _scope_params(scope))).one()
+    row = (await session.execute(_SUBJECT_SIZE, scope_params(scope))).one()
     return int(row[0]), float(row[1])
 
 
@@ -207,7 +200,7 @@ async def document_frequencies(session: AsyncSession, scope: Scope, lexemes: lis
     if not lexemes:
         return {}
     params = {
-        **_scope_params(scope),
+        **scope_params(scope),
         "match_query": any_of(lexemes),
         "lexemes": lexemes,
         "terms": [tsquery_term(lex) for lex in lexemes],

@@ -4,12 +4,14 @@ import re
 import uuid
 from typing import Any
 
-from sqlalchemy import ColumnElement, case, func, literal, or_, select, text
+from sqlalchemy import ColumnElement, TextClause, case, func, literal, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn_recall.ranking import Ranked, speaker_of
+from cairn_recall.sql import PARTITION, SUBJECT, SUBJECT_LIVE, scope_params, vector_literal
+from cairn_recall.sql import project_param as _project
 from cairn_scope import Scope, check_scoped
-from cairn_storage.models import Memory, MemoryChunk
+from cairn_storage.models import Memory
 
 _TOKEN = re.compile(r"[\w-]{3,}", re.UNICODE)
 MAX_FALLBACK_TOKENS = 8
@@ -27,6 +29,71 @@ def _subject_rows(scope: Scope, include_superseded: bool) -> list[ColumnElement[
     if not include_superseded:
         conditions.append(Memory.superseded_by.is_(None))
     return conditions
+
+
+_LIVE_ROWS_AT_MOST = text(
+    f"SELECT count(*) FROM (SELECT 1 FROM memories m WHERE {SUBJECT_LIVE} AND m.embedding IS NOT NULL"
+    " LIMIT :cap) AS live"
+)
+
+# Large subjects: the subject and partition predicates ride inside each HNSW scan, which pgvector's
+# iterative scan keeps walking until `pool` of the subject's own rows have passed them (a pool filtered
+# only afterwards starved a subject whose tenant was crowded by near-copies). Heads and chunk vectors 1..
+# (best chunk per live memory) in one round trip; each outer query re-applies the subject bound.
+_ANN = text(
+    f"""
+(SELECT pool.id, pool.distance FROM (
+    SELECT m.id, m.subject_id, m.embedding <=> CAST(:vector AS vector) AS distance FROM memories m
+    WHERE {SUBJECT_LIVE} AND m.embedding IS NOT NULL AND {PARTITION}
+    ORDER BY distance LIMIT :pool
+ ) AS pool
+ WHERE pool.subject_id = :subject_id ORDER BY pool.distance LIMIT :limit)
+UNION ALL
+(SELECT chunk_pool.memory_id AS id, min(chunk_pool.distance) AS distance FROM (
+    SELECT c.memory_id, c.subject_id, c.embedding <=> CAST(:vector AS vector) AS distance FROM memory_chunks c
+    WHERE c.tenant_id = :tenant_id AND c.subject_id = :subject_id
+    ORDER BY distance LIMIT :pool
+ ) AS chunk_pool
+ JOIN memories m ON m.id = chunk_pool.memory_id
+ WHERE chunk_pool.subject_id = :subject_id AND {SUBJECT_LIVE} AND {PARTITION}
+ GROUP BY chunk_pool.memory_id ORDER BY min(chunk_pool.distance) LIMIT :limit)
+"""
+)
+
+# Small subjects: exact bounded top-k over the subject's own rows (no index scan), heads and best chunks.
+_WHICH_ROWS = "(CAST(:include_superseded AS boolean) OR m.superseded_by IS NULL)"
+_EXACT = text(
+    f"""
+(SELECT m.id, m.embedding <=> CAST(:vector AS vector) AS distance FROM memories m
+ WHERE {SUBJECT} AND {_WHICH_ROWS} AND m.embedding IS NOT NULL AND {PARTITION}
+ ORDER BY distance LIMIT :limit)
+UNION ALL
+(SELECT c.memory_id AS id, min(c.embedding <=> CAST(:vector AS vector)) AS distance
+ FROM memory_chunks c JOIN memories m ON m.id = c.memory_id
+ WHERE c.tenant_id = :tenant_id AND c.subject_id = :subject_id AND {SUBJECT} AND {_WHICH_ROWS} AND {PARTITION}
+ GROUP BY c.memory_id ORDER BY distance LIMIT :limit)
+"""
+)
+
+_SPEAKERS = text(
+    f"SELECT m.id, left(m.text, 80) AS head, m.metadata ->> 'role' AS role FROM memories m"
+    f" WHERE {SUBJECT} AND m.id = ANY(CAST(:ids AS uuid[]))"
+)
+
+# The columns `memory_out` reads, and the query similarity of the head or, when better, the best chunk.
+_ROWS_WITH_SCORES = text(
+    f"""
+SELECT m.id, m.text, m.source, m.confidence, m.tags, m.metadata AS metadata_, m.project_id,
+       m.source_session_id, m.superseded_by, m.embedding_content_hash, m.recall_count, m.last_recalled_at,
+       m.created_at, m.subject_id,
+       greatest(
+           1 - (m.embedding <=> CAST(:vector AS vector)),
+           (SELECT max(1 - (c.embedding <=> CAST(:vector AS vector))) FROM memory_chunks c
+            WHERE c.tenant_id = :tenant_id AND c.subject_id = :subject_id AND c.memory_id = m.id)
+       ) AS score
+FROM memories m WHERE {SUBJECT} AND m.id = ANY(CAST(:ids AS uuid[]))
+"""
+)
 
 
 def _best_per_memory(rows: Any, limit: int) -> list[Ranked]:
@@ -85,113 +152,35 @@ class RecallStore:
 
     async def live_rows_at_most(self, scope: Scope, cap: int) -> int:
         """The subject's embedded live rows, counted only up to `cap + 1` (the count is a planning hint)."""
-        inner = check_scoped(
-            select(literal(1))
-            .where(*_subject_rows(scope, False), Memory.embedding.is_not(None))
-            .limit(cap + 1),
-            scope,
-        )
-        return int(await self.session.scalar(select(func.count()).select_from(inner.subquery())) or 0)
+        params = {**scope_params(scope), "cap": cap + 1}
+        return int(await self.session.scalar(_LIVE_ROWS_AT_MOST, params) or 0)
 
     def ann_statement(
         self, scope: Scope, vector: list[float], limit: int, pool: int, project_id: str | None
-    ) -> Any:
-        """Large subjects: the subject and partition predicates ride inside the HNSW scan, which pgvector's
-        iterative scan keeps walking until `pool` of the subject's own rows have passed them (a pool
-        filtered only afterwards starved a subject whose tenant was crowded by near-copies). The outer
-        query re-applies the subject bound, so the guard sees it on the outermost query."""
-        distance = Memory.embedding.cosine_distance(vector)
-        inner = (
-            select(Memory.id, Memory.subject_id, distance.label("distance"))
-            .where(
-                Memory.tenant_id == scope.tenant_id,
-                Memory.subject_id == scope.subject_id,
-                Memory.embedding.is_not(None),
-                Memory.superseded_by.is_(None),
-                _partition(Memory.project_id, project_id),
-            )
-            .order_by(distance)
-            .limit(pool)
-            .subquery("pool")
-        )
-        outer = (
-            select(inner.c.id, inner.c.distance)
-            .where(inner.c.subject_id == scope.subject_id)
-            .order_by(inner.c.distance)
-            .limit(limit)
-        )
-        return check_scoped(outer, scope)
-
-    def ann_chunks_statement(
-        self, scope: Scope, vector: list[float], limit: int, pool: int, project_id: str | None
-    ) -> Any:
-        """The same index-served scan over chunk vectors 1.., best chunk per live memory."""
-        distance = MemoryChunk.embedding.cosine_distance(vector)
-        inner = (
-            select(MemoryChunk.memory_id, MemoryChunk.subject_id, distance.label("distance"))
-            .where(MemoryChunk.tenant_id == scope.tenant_id, MemoryChunk.subject_id == scope.subject_id)
-            .order_by(distance)
-            .limit(pool)
-            .subquery("chunk_pool")
-        )
-        best = func.min(inner.c.distance)
-        outer = (
-            select(inner.c.memory_id.label("id"), best.label("distance"))
-            .join(Memory, Memory.id == inner.c.memory_id)
-            .where(
-                inner.c.subject_id == scope.subject_id,
-                *_subject_rows(scope, False),
-                _partition(Memory.project_id, project_id),
-            )
-            .group_by(inner.c.memory_id)
-            .order_by(best)
-            .limit(limit)
-        )
-        return check_scoped(outer, scope)
+    ) -> TextClause:
+        """Large subjects: heads and chunks through the HNSW indexes in one statement (see `_ANN`)."""
+        params = {**scope_params(scope), "vector": vector_literal(vector), "limit": limit, "pool": pool}
+        return _ANN.bindparams(**params, project_id=_project(project_id))
 
     async def ann(
         self, scope: Scope, vector: list[float], limit: int, pool: int, project_id: str | None
     ) -> list[Ranked]:
         """Heads and chunks through the HNSW indexes; call `set_ann_options` first in this transaction."""
-        heads = (await self.session.execute(self.ann_statement(scope, vector, limit, pool, project_id))).all()
-        chunks = (
-            await self.session.execute(self.ann_chunks_statement(scope, vector, limit, pool, project_id))
-        ).all()
-        return _best_per_memory([*heads, *chunks], limit)
+        rows = await self.session.execute(self.ann_statement(scope, vector, limit, pool, project_id))
+        return _best_per_memory(rows, limit)
 
     async def exact(
         self, scope: Scope, vector: list[float], limit: int, project_id: str | None, include_superseded: bool
     ) -> list[Ranked]:
         """Exact bounded top-k over the subject's own rows (no index scan), scored by the best chunk."""
-        distance = Memory.embedding.cosine_distance(vector)
-        heads = check_scoped(
-            select(Memory.id, distance.label("distance"))
-            .where(
-                *_subject_rows(scope, include_superseded),
-                Memory.embedding.is_not(None),
-                _partition(Memory.project_id, project_id),
-            )
-            .order_by(distance)
-            .limit(limit),
-            scope,
-        )
-        best = func.min(MemoryChunk.embedding.cosine_distance(vector))
-        chunks = check_scoped(
-            select(MemoryChunk.memory_id.label("id"), best.label("distance"))
-            .join(Memory, Memory.id == MemoryChunk.memory_id)
-            .where(
-                MemoryChunk.tenant_id == scope.tenant_id,
-                MemoryChunk.subject_id == scope.subject_id,
-                *_subject_rows(scope, include_superseded),
-                _partition(Memory.project_id, project_id),
-            )
-            .group_by(MemoryChunk.memory_id)
-            .order_by(best)
-            .limit(limit),
-            scope,
-        )
-        rows = [*await self.session.execute(heads), *await self.session.execute(chunks)]
-        return _best_per_memory(rows, limit)
+        params = {
+            **scope_params(scope),
+            "vector": vector_literal(vector),
+            "limit": limit,
+            "project_id": _project(project_id),
+            "include_superseded": include_superseded,
+        }
+        return _best_per_memory(await self.session.execute(_EXACT, params), limit)
 
     async def query_lexemes(self, query: str, *, constants: bool = False) -> list[str]:
         """The query's terms as the full-text index stores them (stemmed, stop words removed); `constants`
@@ -205,17 +194,8 @@ class RecallStore:
 
     async def speakers(self, scope: Scope, ids: list[uuid.UUID]) -> dict[uuid.UUID, str | None]:
         """Who said each memory, for memories that are conversation turns (see `ranking.speaker_of`)."""
-        stmt = check_scoped(
-            select(
-                Memory.id,
-                func.left(Memory.text, 80).label("head"),
-                Memory.metadata_["role"].astext.label("role"),
-            ).where(
-                Memory.tenant_id == scope.tenant_id, Memory.subject_id == scope.subject_id, Memory.id.in_(ids)
-            ),
-            scope,
-        )
-        return {r.id: speaker_of(r.head, r.role) for r in await self.session.execute(stmt)}
+        rows = await self.session.execute(_SPEAKERS, {**scope_params(scope), "ids": ids})
+        return {r.id: speaker_of(r.head, r.role) for r in rows}
 
     async def ilike_fallback(
         self, scope: Scope, query: str, limit: int, project_id: str | None
@@ -237,37 +217,15 @@ class RecallStore:
 
     async def rows_with_scores(
         self, scope: Scope, ids: list[uuid.UUID], vector: list[float] | None
-    ) -> dict[uuid.UUID, tuple[Memory, float | None]]:
-        """The memories for `ids` with their cosine similarity to the query (None without a vector)."""
+    ) -> dict[uuid.UUID, tuple[Any, float | None]]:
+        """The memories for `ids` with their cosine similarity to the query, a long memory by its best
+        chunk as it was ranked (None without a vector)."""
         if not ids:
             return {}
-        score: Any = (1 - Memory.embedding.cosine_distance(vector)) if vector is not None else literal(None)
-        stmt = check_scoped(
-            select(Memory, score.label("score")).where(
-                Memory.tenant_id == scope.tenant_id, Memory.subject_id == scope.subject_id, Memory.id.in_(ids)
-            ),
-            scope,
-        )
-        rows = {
-            r.Memory.id: (r.Memory, None if r.score is None else float(r.score))
-            for r in await self.session.execute(stmt)
+        params = {
+            **scope_params(scope),
+            "ids": ids,
+            "vector": vector_literal(vector) if vector is not None else None,
         }
-        if vector is None:
-            return rows
-        # A long memory scores by its best chunk, as it was ranked.
-        best = func.max(1 - MemoryChunk.embedding.cosine_distance(vector))
-        chunks = check_scoped(
-            select(MemoryChunk.memory_id, best.label("score"))
-            .where(
-                MemoryChunk.tenant_id == scope.tenant_id,
-                MemoryChunk.subject_id == scope.subject_id,
-                MemoryChunk.memory_id.in_(ids),
-            )
-            .group_by(MemoryChunk.memory_id),
-            scope,
-        )
-        for r in await self.session.execute(chunks):
-            memory, head = rows.get(r.memory_id, (None, None))
-            if memory is not None and (head is None or r.score > head):
-                rows[r.memory_id] = (memory, float(r.score))
-        return rows
+        rows = await self.session.execute(_ROWS_WITH_SCORES, params)
+        return {r.id: (r, None if r.score is None else float(r.score)) for r in rows}
