@@ -11,15 +11,20 @@ from typing import Any
 import httpx
 import pytest
 from aiohttp import web
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from temporalio.client import Client, WorkflowExecutionStatus
 
 from cairn_contracts.limits import PROMOTION_CANDIDATES_MAX
 from cairn_contracts.promotion import EVAL_SUBJECT_ID
 from cairn_devstack import free_port
 from cairn_devstack.cairn import CairnStack
+from cairn_promotion.activities import subject_scope
 from cairn_promotion.compiler import DEFAULT_MAX_CANDIDATES
+from cairn_promotion.store import PromotionStore, Reservation
 from cairn_promotion.worker import SWEEP_SCHEDULE_ID
-from cairn_promotion.workflows import PromoteSession
+from cairn_promotion.workflows import PromoteSession, promotion_workflow_id
+from cairn_storage import create_engine, make_sessionmaker
 from conftest import TenantHandle, bearer
 from tests.bus_helpers import temporal_client
 from tests.e2e.test_memory import listed, remember
@@ -210,6 +215,83 @@ class TestPromotion:
             assert recall.json()["data"] == []
             # another subject promoting the same session id reads only its own (empty) session
             assert (await promote(http, intruder, "mine"))["status"] == "noop"
+
+
+@pytest.fixture(scope="module")
+async def promotion_db(stack: CairnStack) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
+    engine = create_engine(stack.database_url, pool_size=2)
+    try:
+        yield make_sessionmaker(engine)
+    finally:
+        await engine.dispose()
+
+
+async def reserve(
+    sm: async_sessionmaker[AsyncSession], tenant_id: str, subject_id: str, session_id: str
+) -> Reservation:
+    """What the trigger and the sweep's `reserve` activity do once they have looked at the session."""
+    async with sm.begin() as session:
+        return await PromotionStore(session).reserve(subject_scope(tenant_id, subject_id), session_id, 100)
+
+
+async def run_rows(sm: async_sessionmaker[AsyncSession], tenant_id: str) -> int:
+    async with sm() as session:
+        count = await session.scalar(
+            text("SELECT count(*) FROM promotion_runs WHERE tenant_id = :t"), {"t": uuid.UUID(tenant_id)}
+        )
+    return int(count or 0)
+
+
+class TestReservation:
+    """The reservation re-checks the session under the tenant lock: the look-then-reserve races of the
+    explicit trigger against the sweep (either can finish a run between the other's look and reserve)."""
+
+    async def test_a_run_that_finished_since_the_look_reserves_nothing(
+        self,
+        http: httpx.AsyncClient,
+        tenant: TenantHandle,
+        temporal: Client,
+        promotion_db: async_sessionmaker[AsyncSession],
+    ) -> None:
+        key = await tenant.agent("alice")
+        session_id = f"s-{uuid.uuid4()}"
+        await add_turns(http, key, session_id, FACT_TURNS)
+        accepted = await promote(http, key, session_id)
+        await temporal.get_workflow_handle_for(PromoteSession.run, accepted["workflow_id"]).result()
+        # a sweep that listed the session before that run finished now reserves: it is told to skip
+        assert await reserve(promotion_db, tenant.id, "alice", session_id) == Reservation(status="unchanged")
+        assert await run_rows(promotion_db, tenant.id) == 1
+        assert len(await runs_of(temporal, accepted["workflow_id"])) == 1
+
+    async def test_a_session_with_a_run_in_flight_reserves_nothing(
+        self,
+        http: httpx.AsyncClient,
+        tenant: TenantHandle,
+        temporal: Client,
+        promotion_db: async_sessionmaker[AsyncSession],
+    ) -> None:
+        key = await tenant.agent("bob")
+        session_id = f"s-{uuid.uuid4()}"
+        workflow_id = promotion_workflow_id(tenant.id, "bob", session_id)
+        await add_turns(http, key, session_id, FACT_TURNS[:1])  # one turn: the sweep does not list it yet
+        held = await reserve(promotion_db, tenant.id, "bob", session_id)
+        assert held.status == "reserved"
+        assert held.run_id is not None
+        assert await reserve(promotion_db, tenant.id, "bob", session_id) == Reservation(status="running")
+        await add_turns(http, key, session_id, FACT_TURNS[1:])
+        # the explicit trigger joins the run in flight, and no sweep (every 2 s here) starts one either
+        assert (await promote(http, key, session_id))["status"] == "running"
+        await asyncio.sleep(2.5)
+        assert await runs_of(temporal, workflow_id) == []
+        assert await run_rows(promotion_db, tenant.id) == 1
+        async with promotion_db.begin() as session:
+            await PromotionStore(session).finish(held.run_id, "failed")  # no watermark moved
+        again = await promote(http, key, session_id)  # or a sweep got there first: still one run
+        assert again["status"] in {"started", "running", "unchanged"}
+        await asyncio.sleep(1)
+        await wait_idle(temporal, f"CairnTenantId = '{tenant.id}'")
+        assert len(await runs_of(temporal, workflow_id)) == 1
+        assert any("6543" in m["text"] for m in await promoted_rows(http, key))
 
 
 class FakeChatProvider:

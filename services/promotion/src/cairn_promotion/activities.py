@@ -26,7 +26,7 @@ from cairn_promotion.compiler import session_fingerprint
 from cairn_promotion.compilers import TenantCompilers
 from cairn_promotion.metrics import BUDGET_REJECTIONS, COMPILE_SECONDS, RUNS
 from cairn_promotion.settings import PromotionSettings
-from cairn_promotion.store import PromotionStore
+from cairn_promotion.store import PromotionStore, Reservation
 from cairn_scope import Scope
 from cairn_servicekit import ServiceClient
 from cairn_storage import declare_maintenance
@@ -178,8 +178,8 @@ class PromotionActivities:
         return changed
 
     @activity.defn
-    async def reserve(self, candidate: SweepCandidate) -> str | None:
-        """A budget reservation for the sweep, or None when the tenant's budget is spent."""
+    async def reserve(self, candidate: SweepCandidate) -> Reservation | None:
+        """The sweep's reservation (or why the session needs none), None when the budget is spent."""
         try:
             async with self._sm.begin() as session:
                 return await PromotionStore(session).reserve(

@@ -1,15 +1,25 @@
 """Every promotion query: session turns, watermarks, budget reservations, sweep candidates."""
 
 import uuid
+from typing import Literal
 
+from pydantic import BaseModel
 from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn_contracts.errors import BudgetExceeded
 from cairn_contracts.promotion import EVAL_SUBJECT_ID, SweepCandidate, Turn
+from cairn_promotion.compiler import session_fingerprint
 from cairn_scope import Scope, check_scoped, scoped_select
 from cairn_storage.models import PromotionRun, SessionMemory, SessionPromotion, Tenant
+
+
+class Reservation(BaseModel):
+    """The outcome of `PromotionStore.reserve`: a budget unit for a new run, or why none is needed."""
+
+    status: Literal["reserved", "unchanged", "running"]
+    run_id: str | None = None
 
 
 class PromotionStore:
@@ -61,13 +71,25 @@ class PromotionStore:
         )
         await self.session.execute(stmt)
 
-    async def reserve(self, scope: Scope, session_id: str, default_budget: int) -> str:
+    async def reserve(self, scope: Scope, session_id: str, default_budget: int) -> Reservation:
         """Take one compile from the tenant's hourly budget, counting finished and in-flight runs alike,
-        under a per-tenant lock so concurrent triggers cannot overshoot."""
+        under a per-tenant lock so concurrent triggers cannot overshoot.
+
+        Under the same lock, the session is re-checked: a run of it still in flight (`running`), or a
+        watermark that already covers its turns (`unchanged`), takes nothing. The trigger and the sweep
+        both look before they reserve, but a run can finish in between, and a finished workflow id may
+        start again. In-flight is checked first: a run advances the watermark before it finishes, so a
+        run that finished between the two reads has already moved the watermark the second read sees.
+        """
         tenant = uuid.UUID(scope.tenant_id)
         await self.session.execute(
             text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"), {"k": f"promotion-budget:{tenant}"}
         )
+        if await self._in_flight(tenant, scope.subject_id, session_id):
+            return Reservation(status="running")
+        fingerprint = session_fingerprint(await self.turns(scope, session_id))
+        if fingerprint == await self.watermark(scope, session_id):
+            return Reservation(status="unchanged")
         budget = await self.session.scalar(
             select(Tenant.promotion_budget_per_hour).where(Tenant.id == tenant)
         )
@@ -87,7 +109,23 @@ class PromotionStore:
             PromotionRun(id=run_id, tenant_id=tenant, subject_id=scope.subject_id, session_id=session_id)
         )
         await self.session.flush()
-        return str(run_id)
+        return Reservation(status="reserved", run_id=str(run_id))
+
+    async def _in_flight(self, tenant: uuid.UUID, subject_id: str, session_id: str) -> bool:
+        """A run of this session reserved within the budget hour and not finished. Bounded by the hour
+        (the budget index serves it) so a reservation whose workflow never started blocks no longer."""
+        found = await self.session.scalar(
+            select(PromotionRun.id)
+            .where(
+                PromotionRun.tenant_id == tenant,
+                PromotionRun.reserved_at > func.now() - text("interval '1 hour'"),
+                PromotionRun.subject_id == subject_id,
+                PromotionRun.session_id == session_id,
+                PromotionRun.finished_at.is_(None),
+            )
+            .limit(1)
+        )
+        return found is not None
 
     async def release(self, reservation_id: str) -> None:
         """Give a reservation back (the trigger joined a run already holding one)."""

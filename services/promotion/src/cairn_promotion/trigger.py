@@ -38,12 +38,17 @@ class PromotionTrigger:
             return PromoteAccepted(workflow_id=workflow_id, status="unchanged")
         try:
             async with self._sm.begin() as session:
-                reservation = await PromotionStore(session).reserve(
+                reserved = await PromotionStore(session).reserve(
                     scope, req.session_id, self._settings.default_budget_per_hour
                 )
         except BudgetExceeded:
             BUDGET_REJECTIONS.labels("trigger").inc()
             raise
+        if reserved.run_id is None:  # a sweep's run is in flight, or finished it since the look above
+            return PromoteAccepted(
+                workflow_id=workflow_id, status="running" if reserved.status == "running" else "unchanged"
+            )
+        reservation = reserved.run_id
         inp = PromoteInput(
             tenant_id=scope.tenant_id,
             subject_id=scope.subject_id,

@@ -169,9 +169,12 @@ class SweepSessions:
             if reservation is None:
                 result.over_budget += 1
                 continue
+            if reservation.run_id is None:  # in flight, or promoted since `sweep_candidates` looked
+                result.already_running += 1
+                continue
             inp = PromoteInput(
                 **candidate.model_dump(),
-                reservation_id=reservation,
+                reservation_id=reservation.run_id,
                 confidence_threshold=params.confidence_threshold,
                 max_candidates=params.max_candidates,
                 compile_timeout_seconds=params.compile_timeout_seconds,
@@ -190,7 +193,7 @@ class SweepSessions:
                 result.already_running += 1
                 await workflow.execute_activity_method(
                     PromotionActivities.release_run,
-                    reservation,
+                    reservation.run_id,
                     start_to_close_timeout=IO_TIMEOUT,
                     retry_policy=IO_RETRY,
                 )
