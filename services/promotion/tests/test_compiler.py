@@ -9,6 +9,7 @@ import pytest
 from cairn_contracts.promotion import Candidate, Turn
 from cairn_promotion.compiler import (
     DEFAULT_CONFIDENCE_THRESHOLD,
+    REPLY_TAIL_CHARS,
     Compiler,
     apply_gate,
     recent_window,
@@ -160,7 +161,8 @@ class TestLowering:
         proposal = Turn(
             role="assistant", content="Decision: we'll pin asyncpg to 0.29 until the pool bug is fixed."
         )
-        assert gated([proposal, *user("Hmm, let me check first.")]) == []
+        # not even a weak candidate: what the assistant alone said is context, whatever a decision scores
+        assert extract([proposal, *user("Hmm, let me check first.")]) == []
         assert gated([proposal, *user("Yes, let's do that.")]) == [
             "Decision: we'll pin asyncpg to 0.29 until the pool bug is fixed"
         ]
@@ -275,6 +277,45 @@ class TestWindow:
     def test_tool_output_does_not_use_the_budget(self) -> None:
         turns = [*user("I prefer dark mode."), Turn(role="tool", content="x" * 10_000)]
         assert recent_window(turns, 40, 100) == turns[:1]
+
+    def test_long_replies_cannot_push_early_user_turns_out(self) -> None:
+        turns = [*user("I prefer dark mode in every editor.")]
+        for i in range(12):  # 12 x 5,000 characters of advice: three times the whole budget
+            turns += [Turn(role="assistant", content="Some advice. " * 385), *user(f"Question {i}?")]
+        window = recent_window(turns, 40, 16_000)
+        assert window[0] == turns[0]
+        assert [t for t in window if t.role == "user"] == [t for t in turns if t.role == "user"]
+        assert sum(len(t.content) for t in window if t.role == "assistant") <= 16_000 // 4
+        assert "The user prefers dark mode in every editor" in gated(turns)
+
+    def test_a_reply_keeps_its_tail_from_a_sentence_start(self) -> None:
+        reply = "Background sentence number one. " * 60 + "Shall we move the standup to 10:00?"
+        window = recent_window([Turn(role="assistant", content=reply), *user("Yes, do it.")], 40, 16_000)
+        kept = window[0].content
+        assert len(kept) <= REPLY_TAIL_CHARS
+        assert kept.startswith("Background sentence number one.")
+        assert kept.endswith("Shall we move the standup to 10:00?")
+
+    def test_replies_share_their_own_budget_newest_first(self) -> None:
+        turns = [*user("I prefer tea.")]
+        for _ in range(6):
+            turns += [Turn(role="assistant", content="x" * 900), *user("ok")]
+        window = recent_window(turns, 40, 16_000, max_reply_chars=2_000)
+        replies = [i for i, t in enumerate(turns) if t.role == "assistant" and t in window]
+        assert [len(t.content) for t in window if t.role == "assistant"] == [200, 900, 900]
+        assert replies[-2:] == [9, 11]
+
+    def test_the_turn_cap_counts_user_turns_not_replies(self) -> None:
+        turns = [t for i in range(5) for t in (*user(f"Fact {i}."), Turn(role="assistant", content="Noted."))]
+        window = recent_window(turns, 3, 16_000)
+        assert [t.content for t in window if t.role == "user"] == ["Fact 2.", "Fact 3.", "Fact 4."]
+        # the reply the oldest kept user turn answers stays, as context for it; older ones do not
+        assert len([t for t in window if t.role == "assistant"]) == 4
+
+    def test_a_long_reply_confirmed_by_the_user_is_still_a_candidate(self) -> None:
+        proposal = "Here is some background on standups. " * 80 + "Decision: we move the standup to 10:00."
+        turns = [Turn(role="assistant", content=proposal), *user("Yes, do it.")]
+        assert "Decision: we move the standup to 10:00" in gated(turns)
 
     def test_limits_must_be_positive(self) -> None:
         with pytest.raises(ValueError, match="positive"):

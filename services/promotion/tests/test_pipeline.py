@@ -133,3 +133,20 @@ def test_learned_compiler_still_obeys_the_safety_rules(learned: LearnedDecision)
         Turn(role="assistant", content="I won't store that."),
     ]
     assert OfflineCompiler(learned).extract(turns) == []
+
+
+def test_learned_compiler_never_promotes_the_assistants_own_advice(learned: LearnedDecision) -> None:
+    # Before the assistant's unconfirmed words were context only, the model scored advice like this
+    # 0.94-0.99 (it was trained on short replies) and it crowded the user's facts out of the gate's cap.
+    advice = (
+        "The Book of the Month Club is a subscription service that sends a handpicked book to your "
+        "doorstep every month. Many cities have running groups for beginners or specific distances."
+    )
+    turns = [
+        Turn(role="user", content="How can I read more? By the way, my sister's name is Ana."),
+        Turn(role="assistant", content=advice),
+        Turn(role="user", content="Thanks, that helps."),
+    ]
+    texts = [c.text for c in OfflineCompiler(learned).extract(turns)]
+    assert "The user's sister's name is Ana" in texts
+    assert not any("Book of the Month" in t or "running groups" in t for t in texts)

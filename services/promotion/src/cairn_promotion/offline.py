@@ -174,6 +174,8 @@ def _sentence_clauses(sentence: str, role: str, confirmed: bool, referents: dict
 
 def _candidate(clause: Clause, verdict: tuple[float, list[str]], day: date | None) -> Candidate | None:
     confidence, tags = verdict
+    if clause.role == "assistant" and not clause.confirmed:
+        return None  # the assistant's own words are context; only what the user agreed to is a memory
     if confidence < MIN_EMIT_CONFIDENCE or is_instruction_like(clause.text) or holds_secret(clause.text):
         return None
     text = self_contained(clause.text, clause.role, day)
