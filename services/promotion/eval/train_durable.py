@@ -211,6 +211,23 @@ def print_errors(
             print(f"{kind} {oof[i]:.2f} {dev[e.session].id:<24} {e.clause.role:<9} {e.clause.text!r}")
 
 
+def print_oracle(named: Sequence[tuple[str, Sequence[EvalSession]]]) -> None:
+    """Recall if the decision kept every clause the pipeline produces: what candidate generation, the
+    rewrite and the matcher let through (the ceiling the decision works under). Dev and training sets only."""
+    for name, sessions in named:
+        kinds: dict[str, list[int]] = {}
+        for session in sessions:
+            window = recent_window(session.turns, DEFAULT_MAX_TURNS, DEFAULT_MAX_CHARS)
+            found = [_candidate(c, (1.0, ["fact"]), day) for c, day in session_clauses(window)]
+            result = score_session(session, [c for c in found if c is not None], GATE)
+            tally = kinds.setdefault(session.kind, [0, 0])
+            tally[0] += len(result.matches)
+            tally[1] += result.expected_count
+        hit, total = sum(t[0] for t in kinds.values()), sum(t[1] for t in kinds.values())
+        per_kind = ", ".join(f"{k} {h / n:.2f}" for k, (h, n) in sorted(kinds.items()) if n)
+        print(f"oracle {name}: {hit}/{total} = {hit / max(total, 1):.3f} ({per_kind})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
@@ -228,9 +245,15 @@ def main() -> None:
         help="LongMemEval-S file for weak labels ('' to train without them)",
     )
     parser.add_argument("--errors", action="store_true", help="print the dev cross-validation errors")
+    parser.add_argument(
+        "--oracle", action="store_true", help="print the oracle recall of dev and extra; no training"
+    )
     args = parser.parse_args()
     dev = [s for s in load_dataset(args.dataset) if s.split == "dev"]
     extra = [s for path in args.extra for s in load_dataset(path)]
+    if args.oracle:
+        print_oracle([("dev", dev), *((path.name, load_dataset(path)) for path in args.extra)])
+        return
     exs = examples(dev + extra)
     if args.longmemeval and not Path(args.longmemeval).is_file():
         raise SystemExit(

@@ -10,6 +10,7 @@ from cairn_promotion.offline import OfflineCompiler, latest_per_slot
 from cairn_promotion.rewrite import self_contained
 from cairn_promotion.safety import holds_secret
 from cairn_promotion.slots import slot_of
+from cairn_promotion.text import QUOTE, clauses, drop_long_quote
 
 
 @pytest.mark.parametrize(
@@ -96,6 +97,53 @@ def test_credential_shapes_are_secrets(text: str) -> None:
 )
 def test_ordinary_facts_are_not_secrets(text: str) -> None:
     assert not holds_secret(text)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        (
+            "I loved Piranesi and The Remains of the Day, hated Fifty Shades",
+            ["I loved Piranesi and The Remains of the Day", "I hated Fifty Shades"],
+        ),
+        ("I'm type 1 diabetic and use a Dexcom G7", ["I'm type 1 diabetic", "I use a Dexcom G7"]),
+        (
+            "we went back and forth but settled on a Bayesian model in Stan",
+            ["we went back and forth", "we settled on a Bayesian model in Stan"],
+        ),
+        (
+            "My partner Rafael is a nurse and works night shifts",
+            ["My partner Rafael is a nurse", "My partner Rafael works night shifts"],
+        ),
+        # after a bare comma a base form is an imperative, not the subject's verb
+        (
+            "I really dislike long PR descriptions, keep suggestions short",
+            ["I really dislike long PR descriptions", "keep suggestions short"],
+        ),
+    ],
+)
+def test_facts_sharing_a_subject_become_one_clause_each(sentence: str, expected: list[str]) -> None:
+    assert clauses(sentence) == expected
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "I want to learn and use Rust",  # one wish: "use" shares the "to"
+        "I prefer tea and coffee",  # a noun list, not two verbs
+        "The team likes it and uses it daily",  # not a person or a possessed noun: left whole
+        "I ran and won",  # too short to hold two facts
+    ],
+)
+def test_shared_heads_and_noun_lists_stay_one_clause(sentence: str) -> None:
+    assert clauses(sentence) == [sentence]
+
+
+def test_a_quoted_title_is_kept_reported_speech_is_dropped() -> None:
+    title = 'I\'m currently reading "The Seven Husbands of Evelyn Hugo" and love it'
+    speech = 'My boss said "we should all work on weekends from now on" yesterday'
+    assert QUOTE.sub(drop_long_quote, title) == title
+    assert "weekends" not in QUOTE.sub(drop_long_quote, speech)
 
 
 def test_the_artifact_refuses_other_features() -> None:

@@ -3,7 +3,7 @@
 import re
 from dataclasses import dataclass
 
-from cairn_promotion.lexicon import STOP_WORDS
+from cairn_promotion.lexicon import FREQUENCY, STOP_WORDS
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,8 @@ CODE_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 QUOTE = re.compile(r"[\"“]([^\"“”]*)[\"”]")
 LONG_QUOTE_WORDS = 5
+TITLE_MAX_WORDS = 12
+_TITLE_SMALL = frozenset("a an and as at but by for from in into nor of on or the to with".split())
 
 ABBREVIATIONS = re.compile(
     r"(?:\b(?:mr|mrs|ms|dr|prof|st|sr|jr|vs|etc|approx|inc|ltd|no|e\.g|i\.e|al|fig|eq|vol|ca)\.)$", re.I
@@ -43,6 +45,36 @@ CLAUSE_SPLIT = re.compile(
 # "I'm based in Toronto and usually travel with ..." -> the second clause borrows the subject.
 SUBJECTLESS_SPLIT = re.compile(
     r",?\s+and\s+(?=(?:usually|always|never|often|typically|sometimes|also)\s)", re.I
+)
+
+# Verbs that state durable facts, in the forms a subject-sharing clause starts with.
+_VERB_BASES = (
+    "love|like|hate|prefer|want|need|use|own|work|live|speak|drive|maintain|manage|settle|decide|choose|"
+    "pick|switch|move|adopt|buy|sell|keep|plan|avoid|eat|drink|play|study|teach|watch|visit|meet|enjoy|"
+    "follow|track|pay|save|spend|earn|rent|book|join|attend|volunteer|train|practi[cs]e|cook|bake|collect|"
+    "grow|host|handle|cover|write|support|start|stop|quit|finish|order|add|see|take|go|get|make|run|lead|"
+    "read|hold|teach|leave|find|begin"
+)
+_VERB_FORMS = (
+    rf"(?:{_VERB_BASES})(?:s|es|d|ed)?|had|has|went|got|made|saw|took|bought|sold|ran|led|met|kept|spent|"
+    r"paid|wrote|drove|ate|drank|grew|chose|left|found|began|taught|held|settled|tried|studied|carried"
+)
+_ADVERBS = rf"(?:(?:{FREQUENCY}|just|recently|finally|eventually|then|now)\s+)*"
+# "..., hated Fifty Shades", "... and usually travel with ...", "... but settled on a Bayesian model".
+_VERB_JOIN = re.compile(
+    rf"(?:,\s+(?:and\s+|but\s+)?|\s+(?:and|but)\s+)(?={_ADVERBS}(?:{_VERB_FORMS})\b)",
+    re.IGNORECASE,
+)
+_IMPERATIVE = re.compile(rf"^\s*(?:{_VERB_BASES})\b", re.IGNORECASE)
+# A "to" or a modal right before the last verb: the verb after "and" belongs to it too.
+_SHARED_HEAD = re.compile(
+    r"\b(?:to|can|could|will|would|should|might|must|may|want|wants|need|needs|'ll|'d)\s+[\w'-]+$",
+    re.IGNORECASE,
+)
+_POSSESSED = re.compile(
+    r"^\W*((?:my|our)\s+[\w'-]+(?:\s+[\w'-]+)?)\s+(?=(?:is|are|was|has|have|had|lives|works|uses|loves|"
+    r"likes|hates|prefers|owns|speaks|plays|studies|meets|runs|drives)\b)",
+    re.IGNORECASE,
 )
 
 DISCOURSE_PREFIX = re.compile(
@@ -71,7 +103,13 @@ def strip_code(content: str) -> str:
 
 def drop_long_quote(match: re.Match[str]) -> str:
     # Reported speech: a quoted passage of several words is someone else's words, not the speaker's.
-    return "\n" if len(match.group(1).split()) >= LONG_QUOTE_WORDS else match.group(0)
+    # A title is not ("I'm reading "The Seven Husbands of Evelyn Hugo""): it names what the fact is about.
+    words = match.group(1).split()
+    return "\n" if len(words) >= LONG_QUOTE_WORDS and not _is_title(words) else match.group(0)
+
+
+def _is_title(words: list[str]) -> bool:
+    return len(words) <= TITLE_MAX_WORDS and all(w[:1].isupper() or w.lower() in _TITLE_SMALL for w in words)
 
 
 def sentences(text: str) -> list[str]:
@@ -110,14 +148,39 @@ def clauses(sentence: str) -> list[str]:
     parts: list[str] = []
     for clause in CLAUSE_SPLIT.split(sentence):
         first, *rest = SUBJECTLESS_SPLIT.split(clause)
-        parts.append(first)
         subject = subject_of(first)
-        parts.extend(f"{subject} {r}" if subject else r for r in rest)
+        pieces = [first, *(f"{subject} {r}" if subject else r for r in rest)]
+        for piece in pieces:
+            parts.extend(verb_split(piece))
     return [p.strip() for p in parts if p.strip()]
+
+
+def verb_split(clause: str) -> list[str]:
+    """Facts joined under one subject: "I loved Piranesi, hated Fifty Shades", "I use a screen reader and
+    want answers without tables" -> one clause per verb, each with the subject. Left whole when the
+    subject is not a person or a possessed noun, or the verb after "and" may share a "to" or a modal
+    ("I want to learn and use Rust" is one wish)."""
+    subject = subject_of(clause) or _possessed_subject(clause)
+    if not subject:
+        return [clause]
+    parts = [clause]
+    for match in reversed(list(_VERB_JOIN.finditer(clause))):
+        left, right = clause[: match.start()], parts[0][match.end() :]
+        if len(left.split()) < 3 or _SHARED_HEAD.search(left):
+            continue
+        # After a bare comma a base form is an imperative ("I dislike long PRs, keep it short"): no subject.
+        imperative = match.group().strip() == "," and _IMPERATIVE.match(right)
+        parts[0:1] = [left, right.strip() if imperative else f"{subject} {right.strip()}"]
+    return parts
 
 
 def subject_of(clause: str) -> str:
     match = re.match(r"^\W*(i|we)(?:'m|'re|'ve| am| are)?\b", DISCOURSE_PREFIX.sub("", clause), re.IGNORECASE)
+    return match.group(1) if match else ""
+
+
+def _possessed_subject(clause: str) -> str:
+    match = _POSSESSED.match(DISCOURSE_PREFIX.sub("", clause))
     return match.group(1) if match else ""
 
 
