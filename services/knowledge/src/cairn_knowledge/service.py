@@ -24,8 +24,9 @@ from cairn_contracts.knowledge import (
 from cairn_embeddings import EmbedderUnavailable, EmbeddingError
 from cairn_knowledge.convert import article_out
 from cairn_knowledge.diversity import Candidate, Knobs, knobs_from, pool_size, select
+from cairn_knowledge.search_store import Found, Ranked, SearchStore
 from cairn_knowledge.settings import KnowledgeSettings
-from cairn_knowledge.store import Found, KnowledgeStore, Ranked
+from cairn_knowledge.store import KnowledgeStore
 from cairn_providers import QueryEmbeddingCache, TenantEmbedders
 from cairn_scope import Scope
 from cairn_storage.usage import UsageMeter, estimate_tokens
@@ -153,7 +154,7 @@ class KnowledgeService:
         if vector is None:
             return [], "keyword", None
         async with self._sm.begin() as session:
-            store = KnowledgeStore(session)
+            store = SearchStore(session)
             limit = self._settings.knowledge_exact_max_rows
             ann = await store.articles_at_most(scope, limit) > limit
             # The tenant residual rides on iterative scan; only visibility/partition thin the pool.
@@ -172,7 +173,7 @@ class KnowledgeService:
         if req.mode == "semantic" and not degraded:
             return []
         async with self._sm.begin() as session:
-            return await KnowledgeStore(session).keyword(scope, req.query, candidates, req.project_id)
+            return await SearchStore(session).keyword(scope, req.query, candidates, req.project_id)
 
     async def search(
         self, scope: Scope, req: KnowledgeSearchMessage
@@ -188,7 +189,7 @@ class KnowledgeService:
             self._keyword(scope, req, candidates, vector is None),
         )
         async with self._sm.begin() as session:
-            store = KnowledgeStore(session)
+            store = SearchStore(session)
             substring: list[Ranked] = []
             if vector is None and not keyword:
                 substring = await store.substring(scope, req.query, candidates, req.project_id)
