@@ -1,6 +1,8 @@
-"""The knowledge service's gate, read and write queries (search is `search_store`). Articles are
-tenant-scoped; every statement here is built on `_tenant()` (the tenant predicate) plus one of the visibility predicates, so no query can reach another
-tenant's articles or another subject's owner articles and drafts."""
+"""The knowledge service's gate, read and write queries (search is `search_store`).
+
+Articles are tenant-scoped; every statement here is built on `_tenant()` (the tenant predicate) plus one
+of the visibility predicates, so no query can reach another tenant's articles or another subject's owner
+articles and drafts."""
 
 import uuid
 from typing import Any
