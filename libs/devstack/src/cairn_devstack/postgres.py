@@ -32,6 +32,12 @@ PERMISSION_HINT = (
     "dir under pytest's tmp_path; use tempfile.mkdtemp() instead."
 )
 
+# Sized for the embedded default on a small box, not PostgreSQL's 128 MB toy default: at 128 MB a large
+# subject's own HNSW graph (tens of MB) did not stay cached, and its ANN scan read ~2,000 pages from the OS
+# per query (bench/recall_scale.py plan). Shared memory is touched lazily, so a small test stack costs
+# nothing extra. Explicit `settings` override these.
+DEFAULT_SETTINGS = {"shared_buffers": "1GB", "effective_cache_size": "4GB"}
+
 # Linux allows 107 bytes for a socket path; postgres appends "/.s.PGSQL.<port>".
 _MAX_SOCKET_DIR = 107 - len("/.s.PGSQL.65535")
 
@@ -85,7 +91,7 @@ class PostgresServer(BackingServer):
         super().__init__(data_dir, supervisor=supervisor, start_timeout=start_timeout)
         self.port = port
         self.database = database
-        self.settings = dict(settings or {})
+        self.settings = {**DEFAULT_SETTINGS, **(settings or {})}
         self.pgdata = self.data_dir / "pgdata"
         self._bin_dir: Path | None = None
         self._system_user: str | None = None
