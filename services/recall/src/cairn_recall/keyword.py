@@ -24,7 +24,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cairn_recall.ranking import Ranked
+from cairn_recall.ranking import Ranked, speaker_of
 from cairn_recall.sql import PARTITION, SUBJECT_LIVE, project_param, scope_params
 from cairn_scope import Scope
 
@@ -33,12 +33,12 @@ from cairn_scope import Scope
 # (C-level lookups) instead of unnesting every lexeme of a long row.
 _SCORE = """
 top AS (
-    SELECT id, tsv, dl FROM docs
+    SELECT id, tsv, dl, head, role FROM docs
     ORDER BY ts_rank_cd(tsv, CAST(:any_query AS tsquery)) DESC, id
     LIMIT :scan_max
 ),
 postings AS (
-    SELECT top.id, top.dl, p.lexeme, coalesce(array_length(p.positions, 1), 1) AS tf
+    SELECT top.id, top.dl, top.head, top.role, p.lexeme, coalesce(array_length(p.positions, 1), 1) AS tf
     FROM top,
          unnest(ts_filter(setweight(top.tsv, 'A', CAST(:lexemes AS text[])), '{a}'))
              AS p(lexeme, positions, weights)
@@ -48,7 +48,8 @@ SELECT p.id,
            / (p.tf + CAST(:k1 AS float8)
               * (1 - CAST(:b AS float8) + CAST(:b AS float8) * p.dl / greatest(c.avgdl, 1e-9)))) AS rank,
        -- share of the query's idf mass a row covers: a row matching only common words is weak evidence
-       sum(w.idf) / greatest((SELECT sum(idf) FROM weights), 1e-9) AS coverage
+       sum(w.idf) / greatest((SELECT sum(idf) FROM weights), 1e-9) AS coverage,
+       min(p.head) AS head, min(p.role) AS role
 FROM postings p JOIN weights w ON w.lexeme = p.lexeme CROSS JOIN corpus c
 GROUP BY p.id
 ORDER BY rank DESC, p.id
@@ -58,7 +59,8 @@ LIMIT :limit
 _UNINDEXED = text(
     f"""
 WITH docs AS MATERIALIZED (
-    SELECT m.id, m.tsv, length(m.tsv) AS dl FROM memories m
+    SELECT m.id, m.tsv, length(m.tsv) AS dl, left(m.text, 80) AS head, m.metadata ->> 'role' AS role
+    FROM memories m
     WHERE {SUBJECT_LIVE} AND {PARTITION} AND ts_match_vq(m.tsv, CAST(:any_query AS tsquery))
 ),
 corpus AS (
@@ -84,7 +86,8 @@ _CANDIDATES = (
 _INDEXED = text(
     f"""
 WITH docs AS MATERIALIZED (
-    SELECT m.id, m.tsv, length(m.tsv) AS dl FROM memories m
+    SELECT m.id, m.tsv, length(m.tsv) AS dl, left(m.text, 80) AS head, m.metadata ->> 'role' AS role
+    FROM memories m
     WHERE {SUBJECT_LIVE} AND {PARTITION} AND {_CANDIDATES}
 ),
 corpus AS (SELECT CAST(:n_docs AS float8) AS n_docs, CAST(:avgdl AS float8) AS avgdl),
@@ -185,7 +188,7 @@ async def keyword(
             "dfs": [stats.df.get(lex, 0) for lex in lexemes],
         }
     rows = await session.execute(statement, params)
-    return [Ranked(r.id, float(r.rank), float(r.coverage)) for r in rows]
+    return [Ranked(r.id, float(r.rank), float(r.coverage), speaker_of(r.head, r.role)) for r in rows]
 
 
 async def subject_size(session: AsyncSession, scope: Scope) -> tuple[int, float]:

@@ -13,6 +13,7 @@ class Ranked:
     id: uuid.UUID
     value: float  # distance for semantic lists, rank for keyword lists
     coverage: float = 1.0  # keyword lists: share of the query's idf mass the row matches
+    speaker: str | None = None  # who said it, for a memory that is a conversation turn (`speaker_of`)
 
 
 class Fused(NamedTuple):

@@ -107,13 +107,12 @@ class RecallService:
             settings.rrf_keyword_weight,
             settings.keyword_coverage_power,
         )
+        if settings.speaker_prior < 1.0 and fused:
+            speakers = {r.id: r.speaker for r in (*semantic, *keyword)}
+            fused = speaker_prior(fused, speakers, wanted_speaker(req.query), settings.speaker_prior)
+        chosen = [(f.id, f.reason) for f in fused[: req.limit]]
         async with self._sm.begin() as session:
-            store = RecallStore(session)
-            if settings.speaker_prior < 1.0 and fused:
-                speakers = await store.speakers(scope, [f.id for f in fused])
-                fused = speaker_prior(fused, speakers, wanted_speaker(req.query), settings.speaker_prior)
-            chosen = [(f.id, f.reason) for f in fused[: req.limit]]
-            rows = await store.rows_with_scores(scope, [m for m, _ in chosen], vector)
+            rows = await RecallStore(session).rows_with_scores(scope, [m for m, _ in chosen], vector)
         hits = [
             RecallHit(memory=memory_out(rows[m][0]), score=rows[m][1], selection_reason=reason)
             for m, reason in chosen

@@ -31,6 +31,10 @@ def _subject_rows(scope: Scope, include_superseded: bool) -> list[ColumnElement[
     return conditions
 
 
+# What `ranking.speaker_of` reads, returned with each candidate so the speaker prior needs no query of its own.
+_SPEAKER = "left(m.text, 80) AS head, m.metadata ->> 'role' AS role"
+_SPEAKER_OF_GROUP = "min(left(m.text, 80)) AS head, min(m.metadata ->> 'role') AS role"
+
 _LIVE_ROWS_AT_MOST = text(
     f"SELECT count(*) FROM (SELECT 1 FROM memories m WHERE {SUBJECT_LIVE} AND m.embedding IS NOT NULL"
     " LIMIT :cap) AS live"
@@ -42,14 +46,14 @@ _LIVE_ROWS_AT_MOST = text(
 # (best chunk per live memory) in one round trip; each outer query re-applies the subject bound.
 _ANN = text(
     f"""
-(SELECT pool.id, pool.distance FROM (
-    SELECT m.id, m.subject_id, m.embedding <=> CAST(:vector AS vector) AS distance FROM memories m
+(SELECT pool.id, pool.distance, pool.head, pool.role FROM (
+    SELECT m.id, m.subject_id, m.embedding <=> CAST(:vector AS vector) AS distance, {_SPEAKER} FROM memories m
     WHERE {SUBJECT_LIVE} AND m.embedding IS NOT NULL AND {PARTITION}
     ORDER BY distance LIMIT :pool
  ) AS pool
  WHERE pool.subject_id = :subject_id ORDER BY pool.distance LIMIT :limit)
 UNION ALL
-(SELECT chunk_pool.memory_id AS id, min(chunk_pool.distance) AS distance FROM (
+(SELECT chunk_pool.memory_id AS id, min(chunk_pool.distance) AS distance, {_SPEAKER_OF_GROUP} FROM (
     SELECT c.memory_id, c.subject_id, c.embedding <=> CAST(:vector AS vector) AS distance FROM memory_chunks c
     WHERE c.tenant_id = :tenant_id AND c.subject_id = :subject_id
     ORDER BY distance LIMIT :pool
@@ -64,20 +68,15 @@ UNION ALL
 _WHICH_ROWS = "(CAST(:include_superseded AS boolean) OR m.superseded_by IS NULL)"
 _EXACT = text(
     f"""
-(SELECT m.id, m.embedding <=> CAST(:vector AS vector) AS distance FROM memories m
+(SELECT m.id, m.embedding <=> CAST(:vector AS vector) AS distance, {_SPEAKER} FROM memories m
  WHERE {SUBJECT} AND {_WHICH_ROWS} AND m.embedding IS NOT NULL AND {PARTITION}
  ORDER BY distance LIMIT :limit)
 UNION ALL
-(SELECT c.memory_id AS id, min(c.embedding <=> CAST(:vector AS vector)) AS distance
+(SELECT c.memory_id AS id, min(c.embedding <=> CAST(:vector AS vector)) AS distance, {_SPEAKER_OF_GROUP}
  FROM memory_chunks c JOIN memories m ON m.id = c.memory_id
  WHERE c.tenant_id = :tenant_id AND c.subject_id = :subject_id AND {SUBJECT} AND {_WHICH_ROWS} AND {PARTITION}
  GROUP BY c.memory_id ORDER BY distance LIMIT :limit)
 """
-)
-
-_SPEAKERS = text(
-    f"SELECT m.id, left(m.text, 80) AS head, m.metadata ->> 'role' AS role FROM memories m"
-    f" WHERE {SUBJECT} AND m.id = ANY(CAST(:ids AS uuid[]))"
 )
 
 # The columns `memory_out` reads, and the query similarity of the head or, when better, the best chunk.
@@ -98,12 +97,11 @@ FROM memories m WHERE {SUBJECT} AND m.id = ANY(CAST(:ids AS uuid[]))
 
 def _best_per_memory(rows: Any, limit: int) -> list[Ranked]:
     """Head and chunk distances of the same memories: each memory by its best, nearest first."""
-    best: dict[uuid.UUID, float] = {}
+    best: dict[uuid.UUID, Ranked] = {}
     for row in rows:
-        if row.id not in best or row.distance < best[row.id]:
-            best[row.id] = row.distance
-    ordered = sorted(best.items(), key=lambda item: (item[1], item[0]))
-    return [Ranked(memory_id, distance) for memory_id, distance in ordered[:limit]]
+        if row.id not in best or row.distance < best[row.id].value:
+            best[row.id] = Ranked(row.id, row.distance, speaker=speaker_of(row.head, row.role))
+    return sorted(best.values(), key=lambda r: (r.value, r.id))[:limit]
 
 
 def _escape_like(value: str) -> str:
@@ -191,11 +189,6 @@ class RecallStore:
         plan = func.set_config("plan_cache_mode", "force_custom_plan", True)
         row = (await self.session.execute(select(lexemes, plan))).one()
         return list(row[0] or [])
-
-    async def speakers(self, scope: Scope, ids: list[uuid.UUID]) -> dict[uuid.UUID, str | None]:
-        """Who said each memory, for memories that are conversation turns (see `ranking.speaker_of`)."""
-        rows = await self.session.execute(_SPEAKERS, {**scope_params(scope), "ids": ids})
-        return {r.id: speaker_of(r.head, r.role) for r in rows}
 
     async def ilike_fallback(
         self, scope: Scope, query: str, limit: int, project_id: str | None
