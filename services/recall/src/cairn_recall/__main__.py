@@ -58,8 +58,9 @@ def main() -> None:
         meter = UsageMeter(sessionmaker, settings.usage_flush_interval_seconds)
         metering = asyncio.create_task(meter.run())
         stack.push_async_callback(_cancel, metering)
+        reads = make_sessionmaker(engine.execution_options(isolation_level="AUTOCOMMIT"))  # shares the pool
         recall = RecallService(
-            sessionmaker, embedders, settings, iterative, publisher, subject_indexes, meter
+            sessionmaker, reads, embedders, settings, iterative, publisher, subject_indexes, meter
         )
         register(service, recall)
         # Merged recall: memory in-process, knowledge over NATS; the shown-set lives in PostgreSQL.

@@ -78,17 +78,19 @@ weights AS (
 """
 )
 
+# The large-subject candidates drive the statement (a nested loop into the primary key), so only the rows
+# the subject's GIN index matched are read.
 _CANDIDATES = (
-    "m.id IN (SELECT cairn_keyword_candidates("
-    "CAST(:tenant_id AS uuid), CAST(:subject_id AS text), CAST(:match_query AS tsquery)))"
+    "cairn_keyword_candidates(CAST(:tenant_id AS uuid), CAST(:subject_id AS text), CAST(:match_query AS tsquery))"
+    " AS k(id) JOIN memories m ON m.id = k.id"
 )
 
 _INDEXED = text(
     f"""
 WITH docs AS MATERIALIZED (
     SELECT m.id, m.tsv, length(m.tsv) AS dl, left(m.text, 80) AS head, m.metadata ->> 'role' AS role
-    FROM memories m
-    WHERE {SUBJECT_LIVE} AND {PARTITION} AND {_CANDIDATES}
+    FROM {_CANDIDATES}
+    WHERE {SUBJECT_LIVE} AND {PARTITION}
 ),
 corpus AS (SELECT CAST(:n_docs AS float8) AS n_docs, CAST(:avgdl AS float8) AS avgdl),
 weights AS (
@@ -102,7 +104,7 @@ weights AS (
 _DOCUMENT_FREQUENCIES = text(
     f"""
 WITH docs AS MATERIALIZED (
-    SELECT m.tsv FROM memories m WHERE {SUBJECT_LIVE} AND {_CANDIDATES}
+    SELECT m.tsv FROM {_CANDIDATES} WHERE {SUBJECT_LIVE}
 )
 SELECT t.lexeme, (SELECT count(*) FROM docs WHERE docs.tsv @@ CAST(t.term AS tsquery)) AS df
 FROM unnest(CAST(:lexemes AS text[]), CAST(:terms AS text[])) AS t(lexeme, term)

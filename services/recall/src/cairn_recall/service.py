@@ -33,6 +33,7 @@ class RecallService:
     def __init__(
         self,
         sessionmaker: async_sessionmaker[AsyncSession],
+        reads: async_sessionmaker[AsyncSession],
         embedders: TenantEmbedders,
         settings: RecallSettings,
         iterative_scan: IterativeScan,
@@ -42,6 +43,10 @@ class RecallService:
     ) -> None:
         self._meter = meter
         self._sm = sessionmaker
+        # AUTOCOMMIT sessions on the same pool for statements that need no transaction: no BEGIN and COMMIT
+        # round trips (the scope hook then sets the RLS scope per connection, only when it changes). ANN
+        # scans keep a transaction: their planner options are transaction-local.
+        self._reads = reads
         self._embedders = embedders
         self._settings = settings
         self._iterative = iterative_scan
@@ -111,7 +116,7 @@ class RecallService:
             speakers = {r.id: r.speaker for r in (*semantic, *keyword)}
             fused = speaker_prior(fused, speakers, wanted_speaker(req.query), settings.speaker_prior)
         chosen = [(f.id, f.reason) for f in fused[: req.limit]]
-        async with self._sm.begin() as session:
+        async with self._reads() as session:
             rows = await RecallStore(session).rows_with_scores(scope, [m for m, _ in chosen], vector)
         hits = [
             RecallHit(memory=memory_out(rows[m][0]), score=rows[m][1], selection_reason=reason)
@@ -139,10 +144,10 @@ class RecallService:
             return [], "keyword", None
         settings = self._settings
         pool = max(settings.recall_pool_min, candidates * settings.recall_pool_factor)
+        if not indexed:
+            return await self._unindexed_semantic(scope, req, vector, candidates, pool)
         async with self._sm.begin() as session:
             store = RecallStore(session)
-            if not indexed:
-                return await self._unindexed_semantic(store, scope, req, vector, candidates, pool)
             # Bound values planned as constants, so the subject's partial indexes match the statement.
             await store.set_ann_options(
                 min(PGVECTOR_EF_SEARCH_MAX, max(settings.subject_index_ef_search, pool)),
@@ -158,9 +163,10 @@ class RecallService:
         if req.mode == "semantic" or req.include_superseded:
             return []
         settings = self._settings
-        async with self._sm.begin() as session:
-            store = RecallStore(session)
-            lexemes = await store.query_lexemes(req.query, constants=indexed)
+        async with self._reads() as session:
+            # The subject's GIN index serves the large-subject path inside `cairn_keyword_candidates`,
+            # which plans with constants itself: this side needs no transaction-local option.
+            lexemes = await RecallStore(session).query_lexemes(req.query)
             return await keyword(
                 session,
                 scope,
@@ -173,30 +179,28 @@ class RecallService:
             )
 
     async def _unindexed_semantic(
-        self,
-        store: RecallStore,
-        scope: Scope,
-        req: RecallRequest,
-        vector: list[float],
-        candidates: int,
-        pool: int,
+        self, scope: Scope, req: RecallRequest, vector: list[float], candidates: int, pool: int
     ) -> tuple[list[Ranked], Strategy, IterativeScan | None]:
         """Exact top-k for small subjects, the tenant-wide HNSW with the subject inside the scan above
         that; a subject past the subject-index threshold also gets its own indexes started."""
         settings = self._settings
         threshold = self._subject_indexes.min_rows if self._subject_indexes.enabled else 0
-        rows = await store.live_rows_at_most(scope, max(settings.recall_exact_max_rows, threshold))
-        if threshold and rows > threshold:
-            self._subject_indexes.ensure(scope)
-        if req.include_superseded or rows <= settings.recall_exact_max_rows:
-            exact = await store.exact(scope, vector, candidates, req.project_id, req.include_superseded)
-            return exact, "exact", None
+        async with self._reads() as session:
+            store = RecallStore(session)
+            rows = await store.live_rows_at_most(scope, max(settings.recall_exact_max_rows, threshold))
+            if threshold and rows > threshold:
+                self._subject_indexes.ensure(scope)
+            if req.include_superseded or rows <= settings.recall_exact_max_rows:
+                exact = await store.exact(scope, vector, candidates, req.project_id, req.include_superseded)
+                return exact, "exact", None
         iterative = self._iterative
         ef = min(PGVECTOR_EF_SEARCH_MAX, max(settings.hnsw_ef_search, pool))
-        await store.set_ann_options(
-            ef, iterative.mode, settings.hnsw_max_scan_tuples, settings.hnsw_scan_mem_multiplier
-        )
-        return await store.ann(scope, vector, candidates, pool, req.project_id), "ann", iterative
+        async with self._sm.begin() as session:
+            store = RecallStore(session)
+            await store.set_ann_options(
+                ef, iterative.mode, settings.hnsw_max_scan_tuples, settings.hnsw_scan_mem_multiplier
+            )
+            return await store.ann(scope, vector, candidates, pool, req.project_id), "ann", iterative
 
     async def _fallback(
         self, scope: Scope, req: RecallRequest, reason: str

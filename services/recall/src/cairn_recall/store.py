@@ -4,7 +4,7 @@ import re
 import uuid
 from typing import Any
 
-from sqlalchemy import ColumnElement, TextClause, case, func, literal, or_, select, text
+from sqlalchemy import ColumnElement, TextClause, case, literal, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn_recall.ranking import Ranked, speaker_of
@@ -34,6 +34,8 @@ def _subject_rows(scope: Scope, include_superseded: bool) -> list[ColumnElement[
 # What `ranking.speaker_of` reads, returned with each candidate so the speaker prior needs no query of its own.
 _SPEAKER = "left(m.text, 80) AS head, m.metadata ->> 'role' AS role"
 _SPEAKER_OF_GROUP = "min(left(m.text, 80)) AS head, min(m.metadata ->> 'role') AS role"
+
+_QUERY_LEXEMES = text("SELECT tsvector_to_array(to_tsvector('english', CAST(:query AS text)))")
 
 _LIVE_ROWS_AT_MOST = text(
     f"SELECT count(*) FROM (SELECT 1 FROM memories m WHERE {SUBJECT_LIVE} AND m.embedding IS NOT NULL"
@@ -180,15 +182,9 @@ class RecallStore:
         }
         return _best_per_memory(await self.session.execute(_EXACT, params), limit)
 
-    async def query_lexemes(self, query: str, *, constants: bool = False) -> list[str]:
-        """The query's terms as the full-text index stores them (stemmed, stop words removed); `constants`
-        also sets `plan_with_constants` for the transaction in the same round trip."""
-        lexemes: Any = func.tsvector_to_array(func.to_tsvector("english", query))
-        if not constants:
-            return list(await self.session.scalar(select(lexemes)) or [])
-        plan = func.set_config("plan_cache_mode", "force_custom_plan", True)
-        row = (await self.session.execute(select(lexemes, plan))).one()
-        return list(row[0] or [])
+    async def query_lexemes(self, query: str) -> list[str]:
+        """The query's terms as the full-text index stores them (stemmed, stop words removed)."""
+        return list(await self.session.scalar(_QUERY_LEXEMES, {"query": query}) or [])
 
     async def ilike_fallback(
         self, scope: Scope, query: str, limit: int, project_id: str | None

@@ -43,12 +43,13 @@ def upgrade() -> None:
     op.execute(f"GRANT {SEARCH_ROLE} TO CURRENT_USER")
     op.execute(f"GRANT SELECT (id, tenant_id, subject_id, superseded_by, tsv) ON memories TO {SEARCH_ROLE}")
     op.execute(f"CREATE POLICY memories_search ON memories FOR SELECT TO {SEARCH_ROLE} USING (true)")
-    # force_custom_plan: the arguments are planned as constants, so the subject's partial GIN index
+    # ROWS 200: the planner drives the caller's join from these ids (primary-key lookups) instead of
+    # reading the whole subject to hash them. force_custom_plan: the arguments are planned as constants, so the subject's partial GIN index
     # (predicate on literal tenant and subject) can serve the match.
     op.execute(
         f"""
         CREATE FUNCTION {FUNCTION} RETURNS SETOF uuid
-        LANGUAGE sql STABLE SECURITY DEFINER
+        LANGUAGE sql STABLE SECURITY DEFINER ROWS 200
         SET search_path = pg_catalog, public
         SET plan_cache_mode = force_custom_plan
         AS $$
