@@ -66,7 +66,7 @@ def main() -> None:
         # Merged recall: memory in-process, knowledge over NATS; the shown-set lives in PostgreSQL.
         merged_settings = MergedRecallSettings()
         merged = MergedRecall(
-            sessionmaker, recall, embedders, ServiceClient(nc, settings.scope_signer), merged_settings
+            sessionmaker, reads, recall, embedders, ServiceClient(nc, settings.scope_signer), merged_settings
         )
         register_merged(service, merged)
         pruner = asyncio.create_task(merged.prune_loop())

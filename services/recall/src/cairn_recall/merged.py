@@ -113,12 +113,14 @@ class MergedRecall:
     def __init__(
         self,
         sessionmaker: async_sessionmaker[AsyncSession],
+        reads: async_sessionmaker[AsyncSession],
         recall: RecallService,
         embedders: TenantEmbedders,
         services: ServiceClient,
         settings: MergedRecallSettings,
     ) -> None:
         self._sm = sessionmaker
+        self._reads = reads  # AUTOCOMMIT: one statement, one round trip (the shown-set read and record)
         self._recall = recall
         self._embedders = embedders
         self._services = services
@@ -127,7 +129,7 @@ class MergedRecall:
     async def _seen(self, scope: Scope, session_id: str | None) -> list[str]:
         if session_id is None:
             return []
-        async with self._sm() as session:
+        async with self._reads() as session:
             return await ShownSetStore(session).seen(
                 scope, session_id, self._settings.recall_history_max_per_session
             )
@@ -259,7 +261,7 @@ class MergedRecall:
         if not surfaced:
             return
         try:
-            async with self._sm.begin() as session:
+            async with self._reads() as session:
                 await ShownSetStore(session).record(
                     scope, recall_id, session_id, surfaced, self._settings.recall_history_ttl_seconds
                 )

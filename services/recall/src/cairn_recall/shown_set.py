@@ -8,7 +8,6 @@ across tenants.
 """
 
 import uuid
-from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import delete, func, select, text
 from sqlalchemy.dialects.postgresql import insert
@@ -19,6 +18,29 @@ from cairn_storage.models import ArticleAccessEvent, RecallShown
 
 SURFACED = "surfaced"
 REFERENCED = "referenced"
+
+
+# One statement (one round trip on an AUTOCOMMIT session, one commit): the events, then the shown-set when
+# the recall named a session. Visible to every session at once; `synchronous_commit` off for its own
+# transaction, so only a crash in the next few ms could lose it (best effort, like the whole funnel row).
+_RECORD = text(
+    f"""
+WITH config AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true) AS applied),
+events AS (
+    INSERT INTO article_access_events (tenant_id, article_id, access_type, origin_search_id, subject_id, key_id)
+    SELECT :tenant_id, a, '{SURFACED}', :recall_id, :subject_id, :key_id
+    FROM unnest(CAST(:ids AS uuid[])) AS a CROSS JOIN config
+    ON CONFLICT DO NOTHING
+)
+INSERT INTO recall_shown (tenant_id, subject_id, session_id, article_id, shown_at, expires_at)
+SELECT :tenant_id, :subject_id, CAST(:session_id AS text), a, now(),
+       now() + make_interval(secs => CAST(:ttl AS float8))
+FROM unnest(CAST(:ids AS uuid[])) AS a CROSS JOIN config
+WHERE CAST(:session_id AS text) IS NOT NULL
+ON CONFLICT (tenant_id, subject_id, session_id, article_id)
+    DO UPDATE SET shown_at = EXCLUDED.shown_at, expires_at = EXCLUDED.expires_at
+"""
+)
 
 
 class ShownSetStore:
@@ -51,49 +73,16 @@ class ShownSetStore:
         """Stamp what this recall surfaced: access events under the recall_id, and the shown-set."""
         if not article_ids:
             return
-        # Visible to every session at once; only a crash in the next few ms could lose it (best effort).
-        await self.session.execute(text("SET LOCAL synchronous_commit = off"))
-        tenant = uuid.UUID(scope.tenant_id)
-        await self.session.execute(
-            insert(ArticleAccessEvent)
-            .values(
-                [
-                    {
-                        "tenant_id": tenant,
-                        "article_id": uuid.UUID(a),
-                        "access_type": SURFACED,
-                        "origin_search_id": uuid.UUID(recall_id),
-                        "subject_id": scope.subject_id,
-                        "key_id": scope.key_id,
-                    }
-                    for a in article_ids
-                ]
-            )
-            .on_conflict_do_nothing()
-        )
-        if session_id is None:
-            return
-        now = datetime.now(UTC)
-        expires = now + timedelta(seconds=ttl_seconds)
-        stmt = insert(RecallShown).values(
-            [
-                {
-                    "tenant_id": tenant,
-                    "subject_id": scope.subject_id,
-                    "session_id": session_id,
-                    "article_id": uuid.UUID(a),
-                    "shown_at": now,
-                    "expires_at": expires,
-                }
-                for a in article_ids
-            ]
-        )
-        await self.session.execute(
-            stmt.on_conflict_do_update(
-                index_elements=["tenant_id", "subject_id", "session_id", "article_id"],
-                set_={"shown_at": stmt.excluded.shown_at, "expires_at": stmt.excluded.expires_at},
-            )
-        )
+        params = {
+            "tenant_id": uuid.UUID(scope.tenant_id),
+            "subject_id": scope.subject_id,
+            "key_id": scope.key_id,
+            "recall_id": uuid.UUID(recall_id),
+            "session_id": session_id,
+            "ids": [uuid.UUID(a) for a in article_ids],
+            "ttl": ttl_seconds,
+        }
+        await self.session.execute(_RECORD, params)
 
     async def surfaced_among(self, scope: Scope, recall_id: str, article_ids: list[str]) -> set[str]:
         stmt = select(ArticleAccessEvent.article_id).where(
