@@ -25,6 +25,7 @@ import asyncio
 import hashlib
 import json
 import random
+import re
 import statistics
 import time
 import uuid
@@ -35,7 +36,13 @@ import asyncpg
 import numpy as np
 from pgvector.asyncpg import register_vector
 
+from cairn_contracts.identity import Role
 from cairn_embeddings import EmbeddingSettings, LocalOnnxEmbedder
+from cairn_knowledge.search_store import SearchStore
+from cairn_knowledge.settings import KnowledgeSettings
+from cairn_scope import Scope
+from cairn_storage import create_engine, make_sessionmaker
+from cairn_storage.explain import Explain
 from harness import Bench, running_stack, summary_ms, wait_subject_indexes
 
 DATA = Path(__file__).parent / "data" / "knowledge_eval_v1.json"
@@ -248,6 +255,10 @@ async def main(articles: int, memories: int, rounds: int, env: dict[str, str], v
         await measure(
             bench, key, dataset, ids, rounds, f"{articles} + 40 articles, {memories} memories", "defaults"
         )
+        vector = embedder.embed_array([dataset["queries"][0]["query"]])[0].tolist()
+        pool = KnowledgeSettings.model_fields["knowledge_candidate_pool"].default
+        print("plan of knowledge search's semantic statement (EXPLAIN ANALYZE):")
+        print(await semantic_plan(bench, tenant_id, "bench", vector, pool))
         for variant in variants:
             # Restart only the knowledge service with this setting: both runs share one stack and load.
             name, value = variant.split("=", 1)
@@ -255,6 +266,19 @@ async def main(articles: int, memories: int, rounds: int, env: dict[str, str], v
             await bench.stack.start_service("knowledge", "cairn_knowledge", **{**env, name: value})
             await bench.stack.wait_ready(timeout=120)
             await measure(bench, key, dataset, ids, rounds, "same corpus", variant)
+
+
+async def semantic_plan(bench: Bench, tenant_id: str, subject: str, vector: list[float], limit: int) -> str:
+    """EXPLAIN ANALYZE of knowledge search's semantic statement exactly as the service builds it."""
+    engine = create_engine(bench.stack.database_url, pool_size=1)
+    scope = Scope(tenant_id=tenant_id, subject_id=subject, role=Role.agent, key_id="bench")
+    try:
+        async with make_sessionmaker(engine).begin() as session:
+            stmt = SearchStore(session).semantic_statement(scope, vector, limit, None, ann=False, pool=limit)
+            lines = [r[0] for r in await session.execute(Explain(stmt, "ANALYZE, COSTS OFF, TIMING OFF"))]
+            return "\n".join(re.sub(r"'\[[^']*\]'::vector", "$query_vector", line) for line in lines)
+    finally:
+        await engine.dispose()
 
 
 async def measure(

@@ -11,7 +11,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import TextClause, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn_contracts.knowledge import ArticleStatus, Visibility
@@ -160,13 +160,19 @@ class SearchStore:
         params = {"ef": str(ef_search)} | ({"scan": iterative_scan} if iterative_scan else {})
         await self.session.execute(text(f"SELECT set_config('hnsw.ef_search', :ef, true){scan}"), params)
 
+    def semantic_statement(
+        self, scope: Scope, vector: list[float], limit: int, project_id: str | None, *, ann: bool, pool: int
+    ) -> TextClause:
+        """The bound statement `semantic` runs (benchmarks print its plan)."""
+        params = self._params(scope, project_id, vector=_vector(vector), limit=limit)
+        return (_ANN if ann else _EXACT).bindparams(**params, **({"pool": pool} if ann else {}))
+
     async def semantic(
         self, scope: Scope, vector: list[float], limit: int, project_id: str | None, *, ann: bool, pool: int
     ) -> list[Ranked]:
         """Articles by their best chunk's cosine distance: exact, or through the HNSW indexes (`ann`)."""
-        params = self._params(scope, project_id, vector=_vector(vector), limit=limit)
-        rows = await self.session.execute(_ANN if ann else _EXACT, params | ({"pool": pool} if ann else {}))
-        return [Ranked(r.aid, float(r.d)) for r in rows]
+        statement = self.semantic_statement(scope, vector, limit, project_id, ann=ann, pool=pool)
+        return [Ranked(r.aid, float(r.d)) for r in await self.session.execute(statement)]
 
     async def keyword(self, scope: Scope, query: str, limit: int, project_id: str | None) -> list[Ranked]:
         rows = await self.session.execute(_KEYWORD, self._params(scope, project_id, query=query, limit=limit))
