@@ -31,12 +31,19 @@ from cairn_scope import Scope
 # Term frequencies only for the best `scan_max` candidates by cover density (a huge subject with a common
 # query term stays bounded); only the query's lexemes of each row, marked with weight A and filtered to it
 # (C-level lookups) instead of unnesting every lexeme of a long row.
-_SCORE = """
+_TOP_BY_COVER_DENSITY = """
 top AS (
     SELECT id, tsv, dl, head, role FROM docs
     ORDER BY ts_rank_cd(tsv, CAST(:any_query AS tsquery)) DESC, id
     LIMIT :scan_max
 ),
+"""
+# When the candidates are known to be at most `scan_max` (the rarest terms' document frequencies add up to
+# no more), ranking them by cover density first would only cost time (ts_rank_cd on every candidate).
+_TOP_ALL = """
+top AS (SELECT id, tsv, dl, head, role FROM docs),
+"""
+_SCORE = """
 postings AS (
     SELECT top.id, top.dl, top.head, top.role, p.lexeme, coalesce(array_length(p.positions, 1), 1) AS tf
     FROM top,
@@ -74,7 +81,7 @@ weights AS (
     CROSS JOIN corpus c
     CROSS JOIN LATERAL (SELECT count(*) AS df FROM docs WHERE docs.tsv @@ CAST(t.term AS tsquery)) d
 ),
-{_SCORE}
+{_TOP_BY_COVER_DENSITY}{_SCORE}
 """
 )
 
@@ -85,8 +92,7 @@ _CANDIDATES = (
     " AS k(id) JOIN memories m ON m.id = k.id"
 )
 
-_INDEXED = text(
-    f"""
+_INDEXED_BODY = f"""
 WITH docs AS MATERIALIZED (
     SELECT m.id, m.tsv, length(m.tsv) AS dl, left(m.text, 80) AS head, m.metadata ->> 'role' AS role
     FROM {_CANDIDATES}
@@ -97,9 +103,9 @@ weights AS (
     SELECT t.lexeme, ln(1 + (c.n_docs - t.df + 0.5) / (t.df + 0.5)) AS idf
     FROM unnest(CAST(:lexemes AS text[]), CAST(:dfs AS int[])) AS t(lexeme, df) CROSS JOIN corpus c
 ),
-{_SCORE}
 """
-)
+_INDEXED = text(_INDEXED_BODY + _TOP_BY_COVER_DENSITY + _SCORE)
+_INDEXED_BOUNDED = text(_INDEXED_BODY + _TOP_ALL + _SCORE)
 
 _DOCUMENT_FREQUENCIES = text(
     f"""
@@ -182,7 +188,8 @@ async def keyword(
         matched = rarest_first(lexemes, stats.df, scan_max)
         if not matched:
             return []
-        statement = _INDEXED
+        bounded = sum(stats.df[lex] for lex in matched) <= scan_max
+        statement = _INDEXED_BOUNDED if bounded else _INDEXED
         params |= {
             "match_query": any_of(matched),
             "n_docs": stats.n_docs,
