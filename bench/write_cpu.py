@@ -18,6 +18,7 @@ import time
 
 import aiohttp
 import psutil
+from prometheus_client.parser import text_string_to_metric_families
 from memory_writes import AGENTS, Body, fact, load, turn
 
 from harness import running_stack
@@ -47,6 +48,25 @@ def cpu_by_process(data_dir: str, root: str) -> dict[str, float]:
     return seconds
 
 
+async def batch_counts(http: aiohttp.ClientSession, url: str) -> dict[str, tuple[float, float]]:
+    """(batches, writes) the memory service committed so far, per kind (`cairn_memory_write_batch_size`)."""
+    async with http.get(f"{url}/metrics") as r:
+        text = await r.text()
+    counts: dict[str, tuple[float, float]] = {}
+    for family in text_string_to_metric_families(text):
+        if family.name != "cairn_memory_write_batch_size":
+            continue
+        for sample in family.samples:
+            kind = sample.labels.get("kind", "")
+            batches, writes = counts.get(kind, (0.0, 0.0))
+            if sample.name.endswith("_count"):
+                batches = sample.value
+            elif sample.name.endswith("_sum"):
+                writes = sample.value
+            counts[kind] = (batches, writes)
+    return counts
+
+
 def _parent_in(proc: psutil.Process, data_dir: str) -> bool:
     """PostgreSQL backends are named `postgres: ...`; their postmaster's command line names the data dir."""
     try:
@@ -66,12 +86,19 @@ async def measure(kind: str, body: Body, requests: int) -> None:
         ) as http:
             await load(http, "/api/v1/memory", agents, 1000, 64, fact)  # warm every cache and pool
             await asyncio.sleep(2)
+            memory_url = bench.stack.http_url("memory")
+            batches_before = await batch_counts(http, memory_url)
             before = cpu_by_process(str(bench.stack.data_dir), root)
             start = time.perf_counter()
             result = await load(http, "/api/v1/memory", agents, requests, 64, body)
             wall = time.perf_counter() - start
             after = cpu_by_process(str(bench.stack.data_dir), root)
+            batches_after = await batch_counts(http, memory_url)
         print(f"{kind}: {result}; load average {os.getloadavg()[0]:.1f}")
+        for label, (batches, writes) in sorted(batches_after.items()):
+            b0, w0 = batches_before.get(label, (0.0, 0.0))
+            if batches > b0:
+                print(f"  {label} batches: {batches - b0:.0f}, {(writes - w0) / (batches - b0):.1f} writes each")
         spent = {name: after[name] - before.get(name, 0.0) for name in after}
         for name, cpu in sorted(spent.items(), key=lambda item: -item[1]):
             if cpu > 0.001 * wall:

@@ -68,7 +68,7 @@ async def setup(settings: MemorySettings, stack: AsyncExitStack, nc: NATS) -> Na
         service,
         MemoryService(
             sessionmaker,
-            engine.execution_options(isolation_level="AUTOCOMMIT"),  # shares the pool
+            engine,
             settings,
             CreatedPublisher(js),
             meter,

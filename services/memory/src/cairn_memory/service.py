@@ -1,7 +1,7 @@
 """Memory logic: quotas, supersede, forget, session turns. Plain arguments in, contract models out."""
 
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -16,8 +16,15 @@ from cairn_contracts.memory import (
     SessionTurnWrite,
     Source,
 )
+from cairn_memory.batching import Coalescer, in_one_transaction
 from cairn_memory.settings import MemorySettings
-from cairn_memory.store import MemoryStore, append_under_caps, insert_under_quota
+from cairn_memory.store import (
+    MemoryStore,
+    append_batch_under_caps,
+    append_under_caps,
+    insert_batch_under_quota,
+    insert_under_quota,
+)
 from cairn_scope import Scope
 from cairn_storage.convert import memory_out, turn_out
 from cairn_storage.models import Memory as MemoryRow
@@ -35,16 +42,42 @@ class MemoryService:
     def __init__(
         self,
         sessionmaker: async_sessionmaker[AsyncSession],
-        autocommit: AsyncEngine,
+        engine: AsyncEngine,
         settings: MemorySettings,
         on_created: OnCreated,
         meter: UsageMeter,
     ) -> None:
         self._sm = sessionmaker
-        self._autocommit = autocommit  # single-statement writes: no BEGIN/COMMIT round trips
+        self._engine = engine  # write batches: one transaction each
+        # A write alone is one statement: no BEGIN/COMMIT round trips (shares the engine's pool).
+        self._autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")
         self._settings = settings
         self._on_created = on_created
         self._meter = meter
+        batching = {"max_batch": settings.write_batch_max, "lanes": settings.write_batch_lanes}
+        self._writes = Coalescer("memory", self._insert_one, self._insert_batch, **batching)
+        self._appends = Coalescer("turn", self._append_one, self._append_batch, **batching)
+
+    async def _insert_one(self, row: MemoryRow) -> datetime | None:
+        async with self._autocommit.connect() as conn:
+            return await insert_under_quota(conn, row, self._settings.default_memory_quota)
+
+    async def _insert_batch(self, rows: Sequence[MemoryRow]) -> list[datetime | None]:
+        quota = self._settings.default_memory_quota
+        return await in_one_transaction(
+            self._engine, lambda conn: insert_batch_under_quota(conn, rows, quota)
+        )
+
+    def _caps(self) -> tuple[int, int]:
+        return self._settings.session_max_turns, self._settings.session_max_bytes
+
+    async def _append_one(self, row: SessionMemory) -> tuple[int, datetime] | None:
+        async with self._autocommit.connect() as conn:
+            return await append_under_caps(conn, row, *self._caps())
+
+    async def _append_batch(self, rows: Sequence[SessionMemory]) -> list[tuple[int, datetime] | None]:
+        caps = self._caps()
+        return await in_one_transaction(self._engine, lambda conn: append_batch_under_caps(conn, rows, *caps))
 
     async def _check_project(self, store: MemoryStore, scope: Scope, project_id: str | None) -> None:
         if project_id and not await store.project_in_tenant(project_id, scope.tenant_id):
@@ -81,16 +114,18 @@ class MemoryService:
         source_session_id: str | None = None,
         write_id: uuid.UUID | None = None,
     ) -> Memory:
-        """Insert a live memory: the quota check, the project check and the insert are one statement.
+        """Insert a live memory: the quota check, the project check and the insert are one statement,
+        committed with the writes that arrived alongside it (`Coalescer`).
 
         With a `write_id` (an idempotent write), the row takes it as its id, and a retry whose first
-        attempt committed gets that row back (never a twin: the id is the primary key).
+        attempt committed gets that row back (never a twin: the id is the primary key). A batch that
+        failed runs its rows again alone with the same ids, so a row whose batch did commit after all (a
+        connection lost in the COMMIT) is found the same way.
         """
         row = self._row(scope, body, source, source_session_id, write_id)
-        async with self._autocommit.connect() as conn:
-            created = await insert_under_quota(conn, row, self._settings.default_memory_quota)
+        created = await self._writes.submit(row)
         if created is None:
-            memory = await self._refused(scope, body, row.id if write_id is not None else None)
+            memory = await self._refused(scope, body, row.id)
         else:
             row.created_at = created
             row.superseded_by, row.embedding_content_hash, row.last_recalled_at = None, None, None
@@ -100,11 +135,11 @@ class MemoryService:
         await self._on_created(memory, scope)
         return memory
 
-    async def _refused(self, scope: Scope, body: LongMemoryWrite, write_id: uuid.UUID | None) -> Memory:
-        """Why `insert_under_quota` wrote nothing: the retried write's row, or the error to raise."""
+    async def _refused(self, scope: Scope, body: LongMemoryWrite, row_id: uuid.UUID) -> Memory:
+        """Why `insert_under_quota` wrote nothing: the row already there (a retry), or the error to raise."""
         async with self._sm() as session:
             store = MemoryStore(session)
-            existing = await store.get(scope, str(write_id)) if write_id is not None else None
+            existing = await store.get(scope, str(row_id))
             if existing is not None:
                 return memory_out(existing)
             await self._check_project(store, scope, body.project_id)
@@ -181,9 +216,7 @@ class MemoryService:
             expires_at=self._expiry(body, datetime.now(UTC)),
             write_id=write_id,
         )
-        caps = self._settings.session_max_turns, self._settings.session_max_bytes
-        async with self._autocommit.connect() as conn:
-            written = await append_under_caps(conn, row, *caps)
+        written = await self._appends.submit(row)
         if written is None:
             return await self._append_checked(scope, body, row)
         row.seq, row.created_at = written

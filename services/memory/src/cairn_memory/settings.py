@@ -17,6 +17,10 @@ class MemorySettings(ServiceSettings):
     session_max_bytes: int = Field(
         default=limits.SESSION_MAX_BYTES_DEFAULT, ge=limits.SESSION_CONTENT_MAX_BYTES
     )
+    # Write micro-batching (`cairn_memory.batching`): writes that arrive while a batch runs are committed
+    # together, up to this many per transaction, with at most `write_batch_lanes` transactions in flight.
+    write_batch_max: int = Field(default=64, ge=1)
+    write_batch_lanes: int = Field(default=2, ge=1)
     # A memory's recall_count is bumped at most once per this many seconds.
     hot_cooldown_seconds: int = 3600
     # A promoted candidate this similar (cosine) to a live promoted memory supersedes it.

@@ -1,6 +1,7 @@
 """Every query of the memory service. Scoped tables are reached only through `cairn_scope`'s guard."""
 
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -77,6 +78,21 @@ async def insert_under_quota(conn: AsyncConnection, row: Memory, default_quota: 
     return created
 
 
+async def insert_batch_under_quota(
+    conn: AsyncConnection, rows: Sequence[Memory], default_quota: int
+) -> list[datetime | None]:
+    """`insert_under_quota` for each row, inside the one transaction the caller opened on `conn`.
+
+    Rows run in (tenant, subject) order, so two batches lock count rows in the same order and never
+    deadlock each other. A subject's later row sees its earlier rows counted (the trigger runs at the end
+    of each statement), so the quota stays exact inside a batch. Results come back in the given order."""
+    order = sorted(range(len(rows)), key=lambda i: (str(rows[i].tenant_id), rows[i].subject_id))
+    results: list[datetime | None] = [None] * len(rows)
+    for i in order:
+        results[i] = await insert_under_quota(conn, rows[i], default_quota)
+    return results
+
+
 # An append as one statement when the session's counts (turns and bytes, expired-but-unpruned turns
 # included: an upper bound) show it under both caps. Locking the session's count row serialises its
 # appends, as `MemoryStore.lock_session` does for the exact check; a taken write id inserts nothing.
@@ -123,6 +139,21 @@ async def append_under_caps(
     }
     written = (await conn.execute(_APPEND, params)).one_or_none()
     return (int(written.seq), written.created_at) if written is not None else None
+
+
+async def append_batch_under_caps(
+    conn: AsyncConnection, rows: Sequence[SessionMemory], max_turns: int, max_bytes: int
+) -> list[tuple[int, datetime] | None]:
+    """`append_under_caps` for each row, inside the one transaction the caller opened on `conn`, in
+    (tenant, subject, session) order (count rows are locked in one order: no deadlock between batches).
+    A session's turns keep their submission order, so their seqs do too."""
+    order = sorted(
+        range(len(rows)), key=lambda i: (str(rows[i].tenant_id), rows[i].subject_id, rows[i].session_id)
+    )
+    results: list[tuple[int, datetime] | None] = [None] * len(rows)
+    for i in order:
+        results[i] = await append_under_caps(conn, rows[i], max_turns, max_bytes)
+    return results
 
 
 class MemoryStore:
