@@ -18,8 +18,8 @@ import time
 
 import aiohttp
 import psutil
-from prometheus_client.parser import text_string_to_metric_families
 from memory_writes import AGENTS, Body, fact, load, turn
+from prometheus_client.parser import text_string_to_metric_families
 
 from harness import running_stack
 
@@ -98,7 +98,9 @@ async def measure(kind: str, body: Body, requests: int) -> None:
         for label, (batches, writes) in sorted(batches_after.items()):
             b0, w0 = batches_before.get(label, (0.0, 0.0))
             if batches > b0:
-                print(f"  {label} batches: {batches - b0:.0f}, {(writes - w0) / (batches - b0):.1f} writes each")
+                print(
+                    f"  {label} batches: {batches - b0:.0f}, {(writes - w0) / (batches - b0):.1f} writes each"
+                )
         spent = {name: after[name] - before.get(name, 0.0) for name in after}
         for name, cpu in sorted(spent.items(), key=lambda item: -item[1]):
             if cpu > 0.001 * wall:

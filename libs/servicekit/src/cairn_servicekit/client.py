@@ -6,10 +6,11 @@ from nats.aio.client import Client as NATS
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 from pydantic import BaseModel
+from pydantic_core import from_json, to_json
 
 from cairn_contracts import subjects
 from cairn_contracts.envelope import Reply
-from cairn_contracts.errors import RemoteError, ServiceUnavailable, UpstreamTimeout
+from cairn_contracts.errors import ErrorBody, RemoteError, ServiceUnavailable, UpstreamTimeout
 from cairn_contracts.health import HealthReply
 from cairn_observability.propagation import traced_request
 from cairn_scope import Scope, ScopeSigner
@@ -33,6 +34,35 @@ class ServiceClient:
         headers: dict[str, str] | None = None,
     ) -> Reply:
         """Send `body` under `scope`; raise RemoteError for an error reply, 503/504 if nobody answers."""
+        reply = Reply.model_validate_json(await self._ask(subject, scope, body, timeout, headers))
+        if reply.error is not None:
+            raise RemoteError(reply.error)
+        return reply
+
+    async def request_envelope(
+        self,
+        subject: str,
+        scope: Scope,
+        body: BaseModel,
+        *,
+        timeout: float | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> bytes:
+        """`request`, answered as the REST success body (`{"data", "meta"}`, JSON) for a route to send on
+        as it is: the service built it from the contract models, so it is not validated and encoded again."""
+        reply = from_json(await self._ask(subject, scope, body, timeout, headers))
+        if reply.get("error") is not None:
+            raise RemoteError(ErrorBody.model_validate(reply["error"]))
+        return to_json({"data": reply.get("data"), "meta": reply.get("meta") or {}})
+
+    async def _ask(
+        self,
+        subject: str,
+        scope: Scope,
+        body: BaseModel,
+        timeout: float | None,
+        headers: dict[str, str] | None,
+    ) -> bytes:
         payload = body.model_dump_json().encode()
         # One token per message: bound to this subject and body, so it cannot be replayed elsewhere.
         headers = {**(headers or {}), **self._signer.sign(scope, subject, payload)}
@@ -42,10 +72,8 @@ class ServiceClient:
             raise ServiceUnavailable(f"no service answers {subject}") from None
         except NatsTimeout:
             raise UpstreamTimeout(f"{subject} did not answer in time") from None
-        reply = Reply.model_validate_json(msg.data)
-        if reply.error is not None:
-            raise RemoteError(reply.error)
-        return reply
+        data: bytes = msg.data
+        return data
 
     async def data(self, subject: str, scope: Scope, body: BaseModel) -> Any:
         return (await self.request(subject, scope, body)).data

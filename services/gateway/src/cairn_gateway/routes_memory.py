@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Path, Query, Request, status
+from fastapi import APIRouter, Body, Path, Query, Request, Response, status
 
 from cairn_contracts import limits, subjects
 from cairn_contracts.envelope import DataEnvelope
@@ -18,7 +18,7 @@ from cairn_contracts.memory import (
 )
 from cairn_contracts.promotion import PromoteAccepted, PromoteRequest
 from cairn_contracts.recall import RecallHit, RecallRequest
-from cairn_gateway.deps import ReadScopeDep, ScopeDep, StateDep, WriteScopeDep
+from cairn_gateway.deps import ReadScopeDep, ScopeDep, StateDep, WriteScopeDep, gateway_state
 from cairn_gateway.idempotency import IDEMPOTENT, write_headers
 
 router = APIRouter(prefix="/api/v1", tags=["memory"])
@@ -37,13 +37,14 @@ def _envelope(reply_data: Any, meta: dict[str, Any]) -> dict[str, Any]:
     dependencies=[IDEMPOTENT],
 )
 async def remember(
-    body: Annotated[RememberRequest, Body()], state: StateDep, scope: WriteScopeDep, request: Request
-) -> dict[str, Any]:
+    body: Annotated[RememberRequest, Body()], scope: WriteScopeDep, request: Request
+) -> Response:
     """Write a long-term memory (default tier) or append a session turn (`tier: session`)."""
-    reply = await state.services.request(
+    # The hot write path: the service's reply goes out as it came (`response_model` documents it).
+    envelope = await gateway_state(request).services.request_envelope(
         subjects.MEMORY_REMEMBER, scope, body, headers=write_headers(request)
     )
-    return _envelope(reply.data, reply.meta)
+    return Response(envelope, status_code=status.HTTP_201_CREATED, media_type="application/json")
 
 
 @router.get("/memory", response_model=DataEnvelope[list[Memory]])

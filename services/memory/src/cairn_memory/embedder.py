@@ -15,6 +15,7 @@ import signal
 import time
 import uuid
 from collections import defaultdict
+from collections.abc import Sequence
 
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
@@ -58,6 +59,12 @@ _WRITE = text(
 )
 
 
+def vector_literal(values: Sequence[float]) -> str:
+    """pgvector's text form. Nine significant digits give back every float32 exactly, and formatting
+    them is half the cost of `str(list)` (whose 17-digit reprs were a tenth of the worker's CPU)."""
+    return "[" + ",".join(map("%.9g".__mod__, values)) + "]"
+
+
 class EmbeddingWorker:
     def __init__(
         self,
@@ -99,7 +106,7 @@ class EmbeddingWorker:
             await session.execute(
                 _WRITE,
                 [
-                    {"id": r.id, "vector": str(list(vecs[0])), "hash": digest, "model": embedder.name}
+                    {"id": r.id, "vector": vector_literal(vecs[0]), "hash": digest, "model": embedder.name}
                     for (r, digest), vecs in zip(todo, vectors, strict=True)
                 ],
             )
