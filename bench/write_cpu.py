@@ -49,12 +49,12 @@ def cpu_by_process(data_dir: str, root: str) -> dict[str, float]:
 
 
 async def batch_counts(http: aiohttp.ClientSession, url: str) -> dict[str, tuple[float, float]]:
-    """(batches, writes) the memory service committed so far, per kind (`cairn_memory_write_batch_size`)."""
+    """(batches, writes) the memory service committed so far, per kind (`cairn_write_batch_size`)."""
     async with http.get(f"{url}/metrics") as r:
         text = await r.text()
     counts: dict[str, tuple[float, float]] = {}
     for family in text_string_to_metric_families(text):
-        if family.name != "cairn_memory_write_batch_size":
+        if family.name != "cairn_write_batch_size":
             continue
         for sample in family.samples:
             kind = sample.labels.get("kind", "")

@@ -90,6 +90,27 @@ READS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
+class TestWriteRateLimit:
+    async def test_concurrent_takes_of_several_keys_stop_exactly_at_each_burst(
+        self, http: httpx.AsyncClient, tenant: TenantHandle
+    ) -> None:
+        # Takes that arrive together share one statement (a key repeated goes to the next round of it).
+        await patch_tenant(http, tenant, rate_limit_per_second=0.01, rate_limit_burst=4)
+        keys = [await tenant.agent() for _ in range(3)]
+        responses = await asyncio.gather(
+            *(
+                http.post("/api/v1/memory", json={"text": f"racer {i}"}, headers=bearer(keys[i % 3]))
+                for i in range(30)
+            )
+        )
+        for k in range(3):
+            codes = [r.status_code for i, r in enumerate(responses) if i % 3 == k]
+            assert sorted(codes) == [201] * 4 + [429] * 6, codes
+        limited = next(r for r in responses if r.status_code == 429)
+        assert_envelope(limited, 429, "rate_limited")
+        assert int(limited.headers["Retry-After"]) >= 1
+
+
 class TestReadRateLimit:
     async def test_read_bucket_at_and_past_its_edge(
         self, http: httpx.AsyncClient, tenant: TenantHandle

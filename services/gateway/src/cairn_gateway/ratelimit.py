@@ -5,14 +5,17 @@ a ranked scan); draining one never starves the other. Each has deployment defaul
 (`PATCH /api/v1/tenants/{id}`: `rate_limit_*` for writes, `read_rate_limit_*` for reads).
 """
 
+import functools
 import math
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import asyncpg
 
 from cairn_contracts.errors import RateLimited
+from cairn_servicekit.batching import Coalescer, CommitFailed, declare_kinds
 
 # Tokens available now: the stored tokens refilled for the time since the last take, capped at the burst.
 # clock_timestamp(), not now(): a transaction that waited on the row lock must not see time run backwards.
@@ -40,11 +43,36 @@ def _take(rate_column: str, burst_column: str) -> str:
     """
 
 
+# The same take for many buckets in one statement: the requests that arrived together (one round trip and
+# one statement instead of one each). Each bucket appears once, and in key order, so two such statements
+# (from two gateway replicas) lock rows in the same order.
+def _take_many(rate_column: str, burst_column: str) -> str:
+    return f"""
+    INSERT INTO rate_buckets AS b (key_id, tokens, allowed, rate, burst, updated_at)
+    SELECT r.key_id, lim.burst - 1, true, lim.rate, lim.burst, clock_timestamp()
+    FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS r(key_id, tenant_id, n),
+    LATERAL (SELECT COALESCE((SELECT {rate_column} FROM tenants WHERE id = r.tenant_id), $3::float8) AS rate,
+                    COALESCE((SELECT {burst_column} FROM tenants WHERE id = r.tenant_id), $4::int) AS burst) lim
+    ORDER BY r.n
+    ON CONFLICT (key_id) DO UPDATE SET
+        allowed = {_REFILLED} >= 1,
+        tokens = {_REFILLED} - CASE WHEN {_REFILLED} >= 1 THEN 1 ELSE 0 END,
+        rate = EXCLUDED.rate,
+        burst = EXCLUDED.burst,
+        updated_at = clock_timestamp()
+    RETURNING key_id, allowed, tokens, rate
+    """
+
+
 Kind = Literal["write", "read"]
-_TAKE = {
-    "write": _take("rate_limit_per_second", "rate_limit_burst"),
-    "read": _take("read_rate_limit_per_second", "read_rate_limit_burst"),
+_COLUMNS: dict[Kind, tuple[str, str]] = {
+    "write": ("rate_limit_per_second", "rate_limit_burst"),
+    "read": ("read_rate_limit_per_second", "read_rate_limit_burst"),
 }
+_TAKE = {kind: _take(*columns) for kind, columns in _COLUMNS.items()}
+_TAKE_MANY = {kind: _take_many(*columns) for kind, columns in _COLUMNS.items()}
+_Take = tuple[uuid.UUID, uuid.UUID | None]  # (bucket, tenant)
+declare_kinds("rate_limit")
 
 
 @dataclass(frozen=True)
@@ -59,24 +87,77 @@ def bucket_id(key_id: str, kind: Kind) -> uuid.UUID:
     return key if kind == "write" else uuid.uuid5(key, "read")
 
 
+def rounds(takes: Sequence[_Take]) -> list[list[int]]:
+    """Indexes of `takes` in statements that name each bucket once (a repeat goes to the next one), each
+    in bucket order."""
+    out: list[list[int]] = []
+    seen: list[set[uuid.UUID]] = []
+    for i, (bucket, _) in enumerate(takes):
+        level = next((n for n, keys in enumerate(seen) if bucket not in keys), len(seen))
+        if level == len(seen):
+            out.append([])
+            seen.append(set())
+        out[level].append(i)
+        seen[level].add(bucket)
+    return [sorted(indexes, key=lambda i: takes[i][0]) for indexes in out]
+
+
 class RateLimiter:
     """Takes tokens over its own asyncpg pool: a take is one atomic statement, so it needs no transaction,
     and with asynchronous commit it costs one round trip and no WAL flush (a bucket lost in a crash only
-    refills early)."""
+    refills early). Takes that arrive together are coalesced (`cairn_servicekit.batching`) into one
+    statement per batch, in one transaction: a failed batch takes nothing, and its takes run again alone."""
 
-    def __init__(self, pool: asyncpg.Pool, write: Bucket, read: Bucket) -> None:
+    def __init__(self, pool: asyncpg.Pool, write: Bucket, read: Bucket, *, max_batch: int = 128) -> None:
         self._pool = pool
         self._defaults: dict[Kind, Bucket] = {"write": write, "read": read}
+        self._batches = {
+            kind: Coalescer(
+                "rate_limit",
+                functools.partial(self._take_one, kind),
+                functools.partial(self._take_batch, kind),
+                max_batch=max_batch,
+                lanes=2,
+            )
+            for kind in self._defaults
+        }
+
+    async def _take_one(self, kind: Kind, take: _Take) -> asyncpg.Record:
+        default = self._defaults[kind]
+        async with self._pool.acquire() as conn:
+            row = await conn.fetchrow(_TAKE[kind], *take, default.rate_per_second, default.burst)
+        assert row is not None  # the upsert always returns its row
+        return row
+
+    async def _take_batch(self, kind: Kind, takes: Sequence[_Take]) -> list[asyncpg.Record]:
+        default = self._defaults[kind]
+        results: list[asyncpg.Record | None] = [None] * len(takes)
+        async with self._pool.acquire() as conn:
+            transaction = conn.transaction()
+            await transaction.start()
+            try:
+                for indexes in rounds(takes):
+                    buckets = [takes[i][0] for i in indexes]
+                    tenants = [takes[i][1] for i in indexes]
+                    rows = await conn.fetch(
+                        _TAKE_MANY[kind], buckets, tenants, default.rate_per_second, default.burst
+                    )
+                    by_bucket = {row["key_id"]: row for row in rows}
+                    for i in indexes:
+                        results[i] = by_bucket[takes[i][0]]  # the upsert returns every row it names
+            except BaseException:
+                await transaction.rollback()
+                raise
+            try:
+                await transaction.commit()
+            except Exception as exc:
+                raise CommitFailed(exc) from exc
+        return [row for row in results if row is not None]  # all of them (KeyError above otherwise)
 
     async def take(self, key_id: str, tenant_id: str | None, kind: Kind = "write") -> None:
         """Take one token from `key_id`'s `kind` bucket or raise RateLimited with a whole-second Retry-After."""
-        default = self._defaults[kind]
         tenant = uuid.UUID(tenant_id) if tenant_id else None
-        async with self._pool.acquire() as conn:
-            row = await conn.fetchrow(
-                _TAKE[kind], bucket_id(key_id, kind), tenant, default.rate_per_second, default.burst
-            )
-        assert row is not None  # the upsert always returns its row
+        row = await self._batches[kind].submit((bucket_id(key_id, kind), tenant))
         if not row["allowed"]:
             retry_after = max(1, math.ceil((1 - row["tokens"]) / row["rate"]))
             raise RateLimited(

@@ -16,17 +16,3 @@ EMBEDDED_ROWS = Counter("cairn_embedding_rows_total", "Rows the embedding worker
 EMBED_DEFERRED = Counter(
     "cairn_embedding_deferred_total", "Messages nak'ed for later because a tenant's embedder was unavailable"
 )
-WRITE_BATCH = Histogram(
-    "cairn_memory_write_batch_size",
-    "Writes (kind: memory, turn) committed together in one transaction by the memory service",
-    ["kind"],
-    buckets=(1, 2, 4, 8, 16, 32, 64, 128),
-)
-WRITE_BATCH_FALLBACKS = Counter(
-    "cairn_memory_write_batch_fallbacks",
-    "Write batches whose transaction failed, so that each of their writes ran again alone",
-    ["kind"],
-)
-for _kind in ("memory", "turn"):  # closed label set: dashboards see zeros
-    WRITE_BATCH.labels(_kind)
-    WRITE_BATCH_FALLBACKS.labels(_kind)

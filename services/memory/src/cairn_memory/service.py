@@ -16,7 +16,6 @@ from cairn_contracts.memory import (
     SessionTurnWrite,
     Source,
 )
-from cairn_memory.batching import Coalescer, in_one_transaction
 from cairn_memory.settings import MemorySettings
 from cairn_memory.store import (
     MemoryStore,
@@ -26,12 +25,14 @@ from cairn_memory.store import (
     insert_under_quota,
 )
 from cairn_scope import Scope
+from cairn_servicekit.batching import Coalescer, declare_kinds, in_one_transaction
 from cairn_storage.convert import memory_out, turn_out
 from cairn_storage.models import Memory as MemoryRow
 from cairn_storage.models import SessionMemory
 from cairn_storage.usage import UsageMeter
 
 OnCreated = Callable[[Memory, Scope], Awaitable[None]]
+declare_kinds("memory", "turn")  # this service's write batches
 
 
 class MemoryNotFound(NotFound):

@@ -1,0 +1,161 @@
+"""Micro-batched writes (`cairn_memory.batching`) against real PostgreSQL, through the services' RLS-bound
+login and the engine's scope hook: a batch keeps every per-write rule of the single-statement path."""
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from prometheus_client import REGISTRY
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from cairn_devstack.cairn import CairnStack
+from cairn_memory.store import (
+    append_batch_under_caps,
+    append_under_caps,
+    insert_batch_under_quota,
+    insert_under_quota,
+)
+from cairn_servicekit.batching import Coalescer, in_one_transaction
+from cairn_storage import create_engine
+from cairn_storage.models import Memory, SessionMemory
+
+
+def memory(tenant: uuid.UUID, subject: str, body: str = "a fact") -> Memory:
+    return Memory(
+        id=uuid.uuid4(),
+        tenant_id=tenant,
+        subject_id=subject,
+        project_id=None,
+        text=body,
+        confidence=1.0,
+        source="explicit",
+        source_session_id=None,
+        tags=[],
+        metadata_={},
+    )
+
+
+def turn(tenant: uuid.UUID, session_id: str, content: str = "hello") -> SessionMemory:
+    return SessionMemory(
+        tenant_id=tenant,
+        subject_id="s",
+        session_id=session_id,
+        role="user",
+        content=content,
+        metadata_={},
+        expires_at=datetime.now(UTC) + timedelta(hours=1),
+        write_id=None,
+    )
+
+
+@pytest.fixture
+async def service_engine(stack: CairnStack) -> AsyncIterator[AsyncEngine]:
+    """The login every service uses: row-level security applies, the scope hook sets it per statement."""
+    engine = create_engine(stack.service_database_url, pool_size=4, max_overflow=0)
+    yield engine
+    await engine.dispose()
+
+
+async def rows_of(stack: CairnStack, tenant: uuid.UUID) -> dict[str, int]:
+    engine = create_engine(stack.database_url, pool_size=1).execution_options(cairn_maintenance="test_check")
+    try:
+        async with engine.connect() as conn:
+            rows = await conn.execute(
+                text("SELECT subject_id, count(*) FROM memories WHERE tenant_id = :t GROUP BY subject_id"),
+                {"t": tenant},
+            )
+            return {r[0]: r[1] for r in rows}
+    finally:
+        await engine.dispose()
+
+
+def fallbacks(kind: str) -> float:
+    value = REGISTRY.get_sample_value("cairn_write_batch_fallbacks_total", {"kind": kind})
+    return value or 0.0
+
+
+async def test_a_batch_stops_each_subject_exactly_at_its_quota(
+    stack: CairnStack, service_engine: AsyncEngine
+) -> None:
+    tenants = uuid.uuid4(), uuid.uuid4()
+    # Interleaved subjects of two tenants; the quota is 4 per subject and subject "a" of tenant 0 asks 7.
+    rows = [memory(tenants[i % 2], "a" if i % 3 else "b") for i in range(6)]
+    rows += [memory(tenants[0], "a") for _ in range(5)]
+    results = await in_one_transaction(service_engine, lambda conn: insert_batch_under_quota(conn, rows, 4))
+    wanted = {}
+    for row, created in zip(rows, results, strict=True):
+        key = (row.tenant_id, row.subject_id)
+        wanted[key] = wanted.get(key, 0) + 1
+        assert (created is not None) == (wanted[key] <= 4), (key, wanted[key])
+    assert await rows_of(stack, tenants[0]) == {"a": 4, "b": 1}
+    assert await rows_of(stack, tenants[1]) == {"a": 2, "b": 1}
+
+
+async def test_one_bad_write_fails_alone_and_its_neighbours_commit_once(
+    stack: CairnStack, service_engine: AsyncEngine
+) -> None:
+    tenant = uuid.uuid4()
+    autocommit = service_engine.execution_options(isolation_level="AUTOCOMMIT")
+
+    async def one(row: Memory) -> datetime | None:
+        async with autocommit.connect() as conn:
+            return await insert_under_quota(conn, row, 100)
+
+    async def batch(rows: Sequence[Memory]) -> list[datetime | None]:
+        return await in_one_transaction(
+            service_engine, lambda conn: insert_batch_under_quota(conn, rows, 100)
+        )
+
+    writes = Coalescer("memory", one, batch, max_batch=64, lanes=1)
+    before = fallbacks("memory")
+    # PostgreSQL refuses a NUL byte in text: that statement fails, and with it its batch's transaction.
+    rows = [memory(tenant, f"s{i}", "bad \x00 byte" if i == 3 else "fine") for i in range(8)]
+    outcomes = await asyncio.gather(*(writes.submit(r) for r in rows), return_exceptions=True)
+    assert fallbacks("memory") == before + 1
+    assert isinstance(outcomes[3], Exception)
+    assert all(isinstance(o, datetime) for i, o in enumerate(outcomes) if i != 3), outcomes
+    assert await rows_of(stack, tenant) == {f"s{i}": 1 for i in range(8) if i != 3}
+
+
+async def test_concurrent_writes_share_batches_without_a_fallback(
+    stack: CairnStack, service_engine: AsyncEngine
+) -> None:
+    tenant = uuid.uuid4()
+    autocommit = service_engine.execution_options(isolation_level="AUTOCOMMIT")
+
+    async def one(row: Memory) -> datetime | None:
+        async with autocommit.connect() as conn:
+            return await insert_under_quota(conn, row, 5)
+
+    async def batch(rows: Sequence[Memory]) -> list[datetime | None]:
+        return await in_one_transaction(service_engine, lambda conn: insert_batch_under_quota(conn, rows, 5))
+
+    writes = Coalescer("memory", one, batch, max_batch=16, lanes=2)
+    before = fallbacks("memory")
+    # 20 subjects of one tenant, 8 writes each against a quota of 5, from two lanes at once.
+    rows = [memory(tenant, f"s{i % 20}") for i in range(160)]
+    outcomes = await asyncio.gather(*(writes.submit(r) for r in rows))
+    assert fallbacks("memory") == before  # every batch committed: RLS saw each statement's own scope
+    assert sum(o is not None for o in outcomes) == 100
+    assert await rows_of(stack, tenant) == {f"s{i}": 5 for i in range(20)}
+
+
+async def test_a_session_batch_keeps_submission_order_and_its_caps(service_engine: AsyncEngine) -> None:
+    tenant = uuid.uuid4()
+    rows = [turn(tenant, "s1", f"turn {i}") for i in range(5)] + [turn(tenant, "s2"), turn(tenant, "s2")]
+    rows.insert(2, turn(tenant, "s2"))
+    results = await in_one_transaction(
+        service_engine, lambda conn: append_batch_under_caps(conn, rows, 3, 1000)
+    )
+    s1 = [r for row, r in zip(rows, results, strict=True) if row.session_id == "s1"]
+    assert [r is not None for r in s1] == [True, True, True, False, False]
+    seqs = [r[0] for r in s1 if r is not None]
+    assert seqs == sorted(seqs)
+    assert all(r is not None for row, r in zip(rows, results, strict=True) if row.session_id == "s2")
+    # The next append to the full session is left to the exact check (None), as on the single path.
+    autocommit = service_engine.execution_options(isolation_level="AUTOCOMMIT")
+    async with autocommit.connect() as conn:
+        assert await append_under_caps(conn, turn(tenant, "s1"), 3, 1000) is None
