@@ -29,6 +29,7 @@ from cairn_observability.metrics import NATS_INFLIGHT, NATS_LATENCY, NATS_REQUES
 from cairn_observability.propagation import extract
 from cairn_observability.tracing import set_scope_attributes, tracer
 from cairn_scope import Scope
+from cairn_servicekit import eventloop
 from cairn_servicekit.bus import connect_nats
 from cairn_servicekit.health import HealthCheck, nats_check
 from cairn_servicekit.http_port import HttpPort
@@ -195,6 +196,7 @@ async def run_service(name: str, settings: ServiceSettings, setup: Setup) -> Non
         stack.push_async_callback(nc.drain)
         service = await setup(stack, nc)
         await service.start(nc)
+        eventloop.settle_gc()
         port.ready_when([nats_check(nc), *service.health_checks])
         log.info("%s ready", name)
         await stop.wait()

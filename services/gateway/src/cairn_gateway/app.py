@@ -33,7 +33,7 @@ from cairn_gateway.settings import GatewaySettings
 from cairn_gateway.store import IdentityStore
 from cairn_observability.tracing import instrument_fastapi
 from cairn_providers import secret_box
-from cairn_servicekit import ServiceClient
+from cairn_servicekit import ServiceClient, eventloop
 from cairn_servicekit.bus import connect_nats
 from cairn_servicekit.payload_codec import AesGcmCodec
 from cairn_storage import create_engine, make_sessionmaker
@@ -93,6 +93,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         )
         app.state.idempotency = IdempotencyStore(limiter_engine)
         async with mcp.running():
+            eventloop.settle_gc()
             yield
         await nc.drain()
         await probes.aclose()
@@ -129,8 +130,10 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     async def prometheus() -> Response:
         return metrics.render()
 
-    app.include_router(routes_identity.router)
+    # The memory routes first: FastAPI tries included routers in order (walking each one's routes per
+    # request), and the write path is the hottest. No memory route shares a method and path with another.
     app.include_router(routes_memory.router)
+    app.include_router(routes_identity.router)
     app.include_router(routes_graduation.router)
     app.include_router(routes_knowledge.router)
     app.include_router(routes_recall_context.router)

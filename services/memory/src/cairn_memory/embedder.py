@@ -301,6 +301,7 @@ async def serve(settings: MemorySettings, embedding: EmbeddingSettings) -> None:
         # The worker reads and writes pending rows of every tenant and subject: an audited maintenance path.
         rows = maintenance_sessionmaker(sessionmaker, "embedding_worker")
         worker = asyncio.create_task(EmbeddingWorker(rows, embedders, settings, meter).run(nc, stop))
+        eventloop.settle_gc()
 
         async def consuming() -> None:
             if worker.done():
