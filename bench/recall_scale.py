@@ -40,8 +40,10 @@ from sqlalchemy import text
 
 from cairn_contracts.identity import Role
 from cairn_embeddings import EmbeddingSettings, LocalOnnxEmbedder
+from cairn_recall.keyword import keyword_statement
 from cairn_recall.settings import RecallSettings
 from cairn_recall.store import RecallStore
+from cairn_recall.term_stats import SubjectTermStats
 from cairn_scope import Scope, generate_signing_key
 from cairn_storage import create_engine, make_sessionmaker
 from cairn_storage.explain import Explain
@@ -181,10 +183,40 @@ async def recall_plan(
         await engine.dispose()
 
 
+async def keyword_plan(bench: Bench, tenant: str, subject: str, query: str) -> str:
+    """EXPLAIN ANALYZE of the large-subject BM25 statement as recall builds it (term statistics included)."""
+    engine = create_engine(bench.stack.database_url, pool_size=1).execution_options(cairn_maintenance="bench")
+    scope = Scope(tenant_id=tenant, subject_id=subject, role=Role.agent, key_id="bench")
+    try:
+        async with make_sessionmaker(engine).begin() as session:
+            # The keyword door answers only for the transaction's own scope (EXPLAIN hides it from the hook).
+            await session.execute(
+                text(
+                    "SELECT set_config('cairn.tenant_id', :t, true), set_config('cairn.subject_id', :s, true)"
+                ),
+                {"t": tenant, "s": subject},
+            )
+            lexemes = await RecallStore(session).query_lexemes(query)
+            stats = await SubjectTermStats(10, 60.0).for_query(session, scope, lexemes)
+            stmt = keyword_statement(scope, lexemes, 50, None, stats=stats)
+            if stmt is None:
+                return "(no candidate term)"
+            lines = [r[0] for r in await session.execute(Explain(stmt, "ANALYZE, COSTS OFF, TIMING OFF"))]
+            return "\n".join([f"terms {stats.df}", *lines])
+    finally:
+        await engine.dispose()
+
+
 async def gateway_latency(
-    bench: Bench, key: str, queries: list[str], rounds: int, label: str, truth: list[set[str]] | None
+    bench: Bench,
+    key: str,
+    queries: list[str],
+    rounds: int,
+    label: str,
+    truth: list[set[str]] | None,
+    modes: tuple[str, ...] = ("semantic", "hybrid"),
 ) -> None:
-    for mode in ("semantic", "hybrid"):
+    for mode in modes:
         cold: list[float] = []
         warm: list[float] = []
         recalls: list[float] = []
@@ -341,10 +373,18 @@ async def run(
         await bench.stack.wait_ready()
         await wait_subject_indexes(bench, big_key, queries[0])
         await gateway_latency(
-            bench, big_key, queries, rounds, f"{len(big_vectors)}-row subject, own indexes", truth
+            bench,
+            big_key,
+            queries,
+            rounds,
+            f"{len(big_vectors)}-row subject, own indexes",
+            truth,
+            modes=("semantic", "hybrid", "keyword"),
         )
         print("plan of the large-subject statement (EXPLAIN ANALYZE):")
         print(await recall_plan(bench, big, "big", query_vectors[0], env))
+        print("plan of the large-subject BM25 statement (EXPLAIN ANALYZE):")
+        print(await keyword_plan(bench, big, "big", queries[0]))
 
 
 def main() -> None:

@@ -21,7 +21,7 @@ Two paths:
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import TextClause, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn_recall.ranking import Ranked, speaker_of
@@ -155,6 +155,46 @@ class TermStats:
     df: dict[str, int]
 
 
+def keyword_statement(
+    scope: Scope,
+    lexemes: list[str],
+    limit: int,
+    project_id: str | None,
+    *,
+    k1: float = 1.2,
+    b: float = 0.75,
+    scan_max: int = 1000,
+    stats: TermStats | None = None,
+) -> TextClause | None:
+    """The bound BM25 statement for these terms (None when no candidate can match); `stats` selects the
+    large-subject path (see the module docstring). Benchmarks print its plan."""
+    if not lexemes:
+        return None
+    params: dict[str, Any] = {
+        **scope_params(scope),
+        "project_id": project_param(project_id),
+        "any_query": any_of(lexemes),
+        "lexemes": lexemes,
+        "k1": k1,
+        "b": b,
+        "scan_max": scan_max,
+        "limit": limit,
+    }
+    if stats is None:
+        return _UNINDEXED.bindparams(**params, terms=[tsquery_term(lex) for lex in lexemes])
+    matched = rarest_first(lexemes, stats.df, scan_max)
+    if not matched:
+        return None
+    bounded = sum(stats.df[lex] for lex in matched) <= scan_max
+    return (_INDEXED_BOUNDED if bounded else _INDEXED).bindparams(
+        **params,
+        match_query=any_of(matched),
+        n_docs=stats.n_docs,
+        avgdl=stats.avgdl,
+        dfs=[stats.df.get(lex, 0) for lex in lexemes],
+    )
+
+
 async def keyword(
     session: AsyncSession,
     scope: Scope,
@@ -167,36 +207,13 @@ async def keyword(
     scan_max: int = 1000,
     stats: TermStats | None = None,
 ) -> list[Ranked]:
-    """The subject's live rows holding any query term, best BM25 first (with their idf coverage);
-    `stats` selects the large-subject path (see the module docstring)."""
-    if not lexemes:
+    """The subject's live rows holding any query term, best BM25 first (with their idf coverage)."""
+    statement = keyword_statement(
+        scope, lexemes, limit, project_id, k1=k1, b=b, scan_max=scan_max, stats=stats
+    )
+    if statement is None:
         return []
-    params: dict[str, Any] = {
-        **scope_params(scope),
-        "project_id": project_param(project_id),
-        "any_query": any_of(lexemes),
-        "lexemes": lexemes,
-        "k1": k1,
-        "b": b,
-        "scan_max": scan_max,
-        "limit": limit,
-    }
-    if stats is None:
-        statement = _UNINDEXED
-        params["terms"] = [tsquery_term(lex) for lex in lexemes]
-    else:
-        matched = rarest_first(lexemes, stats.df, scan_max)
-        if not matched:
-            return []
-        bounded = sum(stats.df[lex] for lex in matched) <= scan_max
-        statement = _INDEXED_BOUNDED if bounded else _INDEXED
-        params |= {
-            "match_query": any_of(matched),
-            "n_docs": stats.n_docs,
-            "avgdl": stats.avgdl,
-            "dfs": [stats.df.get(lex, 0) for lex in lexemes],
-        }
-    rows = await session.execute(statement, params)
+    rows = await session.execute(statement)
     return [Ranked(r.id, float(r.rank), float(r.coverage), speaker_of(r.head, r.role)) for r in rows]
 
 
