@@ -181,18 +181,26 @@ def keyword_statement(
         "limit": limit,
     }
     if stats is None:
-        return _UNINDEXED.bindparams(**params, terms=[tsquery_term(lex) for lex in lexemes])
+        return _bound(_UNINDEXED, params | {"terms": [tsquery_term(lex) for lex in lexemes]})
     matched = rarest_first(lexemes, stats.df, scan_max)
     if not matched:
         return None
     bounded = sum(stats.df[lex] for lex in matched) <= scan_max
-    return (_INDEXED_BOUNDED if bounded else _INDEXED).bindparams(
-        **params,
-        match_query=any_of(matched),
-        n_docs=stats.n_docs,
-        avgdl=stats.avgdl,
-        dfs=[stats.df.get(lex, 0) for lex in lexemes],
+    return _bound(
+        _INDEXED_BOUNDED if bounded else _INDEXED,
+        params
+        | {
+            "match_query": any_of(matched),
+            "n_docs": stats.n_docs,
+            "avgdl": stats.avgdl,
+            "dfs": [stats.df.get(lex, 0) for lex in lexemes],
+        },
     )
+
+
+def _bound(statement: TextClause, params: dict[str, Any]) -> TextClause:
+    # bindparams() refuses a name the text lacks, and the variants use different subsets.
+    return statement.bindparams(**{k: v for k, v in params.items() if k in statement._bindparams})
 
 
 async def keyword(
