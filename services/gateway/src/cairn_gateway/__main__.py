@@ -19,6 +19,10 @@ def main() -> None:
         log_level="warning",
         log_config=None,  # uvicorn's records go through the JSON (or console) handler setup_telemetry installed
         timeout_graceful_shutdown=int(settings.shutdown_grace_seconds),
+        # Idle keep-alive connections outlive the client's: httpx and most load balancers drop theirs at
+        # 5-60 s, and with uvicorn's default 5 s both sides closed at once, so a request sent on a connection
+        # the server was just closing failed with a ReadError (seen under load in test_limits).
+        timeout_keep_alive=75,
     )
     shutdown_tracing()
 
