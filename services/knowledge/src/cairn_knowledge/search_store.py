@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn_contracts.knowledge import ArticleStatus, Visibility
 from cairn_scope import Scope
+from cairn_storage.vector_search import vector_literal
 
 _SEARCHABLE = (
     f"a.tenant_id = :tenant_id AND a.status = '{ArticleStatus.published.value}'"
@@ -125,7 +126,7 @@ class Found:
 
 
 def _vector(vector: list[float] | None) -> str | None:
-    return None if vector is None else "[" + ",".join(map(str, vector)) + "]"
+    return None if vector is None else vector_literal(vector)
 
 
 def _snippet(head: str, chars: int) -> str:

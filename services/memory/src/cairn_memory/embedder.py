@@ -15,7 +15,6 @@ import signal
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Sequence
 
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
@@ -46,6 +45,7 @@ from cairn_servicekit.http_port import HttpPort
 from cairn_storage import create_engine, maintenance_sessionmaker, make_sessionmaker
 from cairn_storage.models import Memory
 from cairn_storage.usage import UsageMeter, estimate_tokens
+from cairn_storage.vector_search import vector_literal
 
 log = logging.getLogger(__name__)
 
@@ -57,12 +57,6 @@ _WRITE = text(
     "UPDATE memories SET embedding = CAST(:vector AS vector), embedding_content_hash = :hash, "
     "embedding_model = :model WHERE id = :id AND embedding_content_hash IS DISTINCT FROM :hash"
 )
-
-
-def vector_literal(values: Sequence[float]) -> str:
-    """pgvector's text form. Nine significant digits give back every float32 exactly, and formatting
-    them is half the cost of `str(list)` (whose 17-digit reprs were a tenth of the worker's CPU)."""
-    return "[" + ",".join(map("%.9g".__mod__, values)) + "]"
 
 
 class EmbeddingWorker:

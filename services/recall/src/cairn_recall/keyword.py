@@ -203,22 +203,9 @@ def _bound(statement: TextClause, params: dict[str, Any]) -> TextClause:
     return statement.bindparams(**{k: v for k, v in params.items() if k in statement._bindparams})
 
 
-async def keyword(
-    session: AsyncSession,
-    scope: Scope,
-    lexemes: list[str],
-    limit: int,
-    project_id: str | None,
-    *,
-    k1: float = 1.2,
-    b: float = 0.75,
-    scan_max: int = 1000,
-    stats: TermStats | None = None,
-) -> list[Ranked]:
-    """The subject's live rows holding any query term, best BM25 first (with their idf coverage)."""
-    statement = keyword_statement(
-        scope, lexemes, limit, project_id, k1=k1, b=b, scan_max=scan_max, stats=stats
-    )
+async def ranked(session: AsyncSession, statement: TextClause | None) -> list[Ranked]:
+    """Run a `keyword_statement`: the subject's live rows holding any query term, best BM25 first (with
+    their idf coverage and speaker)."""
     if statement is None:
         return []
     rows = await session.execute(statement)

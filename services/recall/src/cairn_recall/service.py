@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from cairn_contracts.recall import RecallHit, RecallMeta, RecallRequest
 from cairn_embeddings import EmbedderUnavailable, EmbeddingError
 from cairn_providers import QueryEmbeddingCache, TenantEmbedders
-from cairn_recall.keyword import keyword
+from cairn_recall.keyword import keyword_statement, ranked
 from cairn_recall.metrics import FALLBACKS, RECALLS
 from cairn_recall.ranking import Ranked, fuse, speaker_prior, wanted_speaker
 from cairn_recall.settings import RecallSettings
@@ -167,8 +167,7 @@ class RecallService:
             # The subject's GIN index serves the large-subject path inside `cairn_keyword_candidates`,
             # which plans with constants itself: this side needs no transaction-local option.
             lexemes = await RecallStore(session).query_lexemes(req.query)
-            return await keyword(
-                session,
+            statement = keyword_statement(
                 scope,
                 lexemes,
                 max(req.limit, settings.keyword_depth),
@@ -177,6 +176,7 @@ class RecallService:
                 b=settings.bm25_b,
                 stats=await self._term_stats.for_query(session, scope, lexemes) if indexed else None,
             )
+            return await ranked(session, statement)
 
     async def _unindexed_semantic(
         self, scope: Scope, req: RecallRequest, vector: list[float], candidates: int, pool: int

@@ -23,8 +23,3 @@ def scope_params(scope: Scope) -> dict[str, Any]:
 
 def project_param(project_id: str | None) -> uuid.UUID | None:
     return uuid.UUID(project_id) if project_id else None
-
-
-def vector_literal(vector: list[float]) -> str:
-    """pgvector's text form, cast in SQL (`CAST(:vector AS vector)`): one formatting per statement."""
-    return "[" + ",".join(map(str, vector)) + "]"

@@ -8,10 +8,11 @@ from sqlalchemy import ColumnElement, TextClause, case, literal, or_, select, te
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn_recall.ranking import Ranked, speaker_of
-from cairn_recall.sql import PARTITION, SUBJECT, SUBJECT_LIVE, scope_params, vector_literal
+from cairn_recall.sql import PARTITION, SUBJECT, SUBJECT_LIVE, scope_params
 from cairn_recall.sql import project_param as _project
 from cairn_scope import Scope, check_scoped
 from cairn_storage.models import Memory
+from cairn_storage.vector_search import vector_literal
 
 _TOKEN = re.compile(r"[\w-]{3,}", re.UNICODE)
 MAX_FALLBACK_TOKENS = 8
