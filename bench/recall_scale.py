@@ -47,6 +47,7 @@ from cairn_recall.term_stats import SubjectTermStats
 from cairn_scope import Scope, generate_signing_key
 from cairn_storage import create_engine, make_sessionmaker
 from cairn_storage.explain import Explain
+from cairn_storage.fulltext import QueryLexemes
 from harness import Bench, percentile, running_stack
 
 DATA = Path(__file__).parent / "data" / "retrieval_eval_v1.json"
@@ -196,7 +197,7 @@ async def keyword_plan(bench: Bench, tenant: str, subject: str, query: str) -> s
                 ),
                 {"t": tenant, "s": subject},
             )
-            lexemes = await RecallStore(session).query_lexemes(query)
+            lexemes = await QueryLexemes()(session, query)
             stats = await SubjectTermStats(10, 60.0).for_query(session, scope, lexemes)
             stmt = keyword_statement(scope, lexemes, 50, None, stats=stats)
             if stmt is None:

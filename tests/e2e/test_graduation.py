@@ -31,24 +31,27 @@ NewTenant = Callable[[], Awaitable[TenantHandle]]
 
 # Graduation under test: a short gate-call timeout so a killed worker's attempt is retried quickly.
 GRADUATION_ENV = {"CAIRN_GRADUATION_PROPOSE_TIMEOUT_SECONDS": "6"}
-# The memory service bumps a memory at most once per cooldown: 1 s lets a test drive "three hours".
+# The memory service bumps a memory at most once per cooldown, and recall announces it at most once per the
+# same cooldown: 1 s on both lets a test drive "three hours".
 MEMORY_ENV = {"CAIRN_HOT_COOLDOWN_SECONDS": "1"}
 
 
 @pytest.fixture(scope="module")
 async def graduation_stack(stack: CairnStack) -> AsyncIterator[CairnStack]:
     """The stack with a 1 s recall-bump cooldown and a short gate timeout; restored afterwards."""
-    await stack.supervisor.stop("memory")
-    await stack.supervisor.stop("graduation")
+    for service in ("memory", "recall", "graduation"):
+        await stack.supervisor.stop(service)
     await stack.start_service("memory", "cairn_memory", **MEMORY_ENV)
+    await stack.start_service("recall", "cairn_recall", **MEMORY_ENV)
     await stack.start_service("graduation", "cairn_graduation", **GRADUATION_ENV)
     await stack.wait_ready()
     try:
         yield stack
     finally:
-        await stack.supervisor.stop("memory")
-        await stack.supervisor.stop("graduation")
+        for service in ("memory", "recall", "graduation"):
+            await stack.supervisor.stop(service)
         await stack.start_service("memory", "cairn_memory")
+        await stack.start_service("recall", "cairn_recall")
         await stack.start_service("graduation", "cairn_graduation")
         await stack.wait_ready()
 

@@ -1,6 +1,6 @@
 """The bounded keyword candidates of a large subject: which query terms' rows are read."""
 
-from cairn_recall.keyword import rarest_first
+from cairn_storage.fulltext import rarest_first
 
 
 def test_rarest_terms_are_taken_until_their_rows_would_exceed_the_budget() -> None:

@@ -23,6 +23,7 @@ async def setup(settings: KnowledgeSettings, stack: AsyncExitStack, nc: NATS) ->
     engine = create_engine(settings.database_url)
     stack.push_async_callback(engine.dispose)
     sessionmaker = make_sessionmaker(engine)
+    reads = make_sessionmaker(engine.execution_options(isolation_level="AUTOCOMMIT"))  # shares the pool
     embedding = EmbeddingSettings()
     # Articles are embedded at write time (the gate needs the vector); loading the model blocks.
     embedder = await asyncio.to_thread(build_embedder, embedding)
@@ -45,7 +46,7 @@ async def setup(settings: KnowledgeSettings, stack: AsyncExitStack, nc: NATS) ->
             settings.knowledge_max_chunks,
             meter,
         ),
-        KnowledgeService(sessionmaker, embedders, settings, iterative, meter),
+        KnowledgeService(sessionmaker, reads, embedders, settings, iterative, meter),
     )
     service.health_check(postgres_check(sessionmaker))
     return service

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn_contracts.knowledge import ArticleStatus, Visibility
 from cairn_scope import Scope
+from cairn_storage.fulltext import any_of, tsquery_term
 from cairn_storage.vector_search import vector_literal
 
 _SEARCHABLE = (
@@ -25,10 +26,6 @@ _SEARCHABLE = (
 # Global articles plus the given project's (an unknown project reads as an empty partition).
 _PARTITION = "(a.project_id IS NULL OR a.project_id = CAST(:project_id AS uuid))"
 _DISTANCE = "a.embedding <=> CAST(:vector AS vector)"
-# THE keyword ranking (one place, so a shared BM25-like ranker can replace it): any-term full-text match
-# (an OR of the query's lexemes) ranked by cover density over the weighted title + body vector.
-_ANY_TERM = "to_tsquery('english', replace(CAST(plainto_tsquery('english', :query) AS text), '&', '|'))"
-
 _ARTICLES_AT_MOST = text(
     "SELECT count(*) FROM (SELECT 1 FROM articles a WHERE a.tenant_id = :tenant_id LIMIT :cap) AS capped"
 )
@@ -70,11 +67,27 @@ GROUP BY pool.aid ORDER BY d, pool.aid LIMIT :limit
 """
 )
 
+# THE keyword ranking (one place): cover density over the weighted title + body vector for every query term
+# (`rank_query`, an OR of them), over the articles holding one of `match_query`'s terms: the rarest ones
+# when some are common (cairn_storage.fulltext.rarest_first), so a word most articles hold does not make
+# the statement rank every article of the tenant.
 _KEYWORD = text(
     f"""
-SELECT a.id, ts_rank_cd(a.tsv, {_ANY_TERM}) AS rank FROM articles a
-WHERE {_SEARCHABLE} AND {_PARTITION} AND a.tsv @@ {_ANY_TERM}
+SELECT a.id, ts_rank_cd(a.tsv, CAST(:rank_query AS tsquery)) AS rank FROM articles a
+WHERE {_SEARCHABLE} AND {_PARTITION} AND a.tsv @@ CAST(:match_query AS tsquery)
 ORDER BY rank DESC, a.created_at DESC, a.id LIMIT :limit
+"""
+)
+
+# How many of the tenant's shared (published, tenant-visible) articles hold each lexeme: the statistics
+# `rarest_first` reads. Owner articles stay out of them, so no count reflects another subject's article.
+_TERM_COUNTS = text(
+    f"""
+SELECT t.lexeme,
+       (SELECT count(*) FROM articles a
+        WHERE a.tenant_id = :tenant_id AND a.status = '{ArticleStatus.published.value}'
+          AND a.visibility = '{Visibility.tenant.value}' AND a.tsv @@ CAST(t.term AS tsquery)) AS df
+FROM unnest(CAST(:lexemes AS text[]), CAST(:terms AS text[])) AS t(lexeme, term)
 """
 )
 
@@ -175,9 +188,23 @@ class SearchStore:
         statement = self.semantic_statement(scope, vector, limit, project_id, ann=ann, pool=pool)
         return [Ranked(r.aid, float(r.d)) for r in await self.session.execute(statement)]
 
-    async def keyword(self, scope: Scope, query: str, limit: int, project_id: str | None) -> list[Ranked]:
-        rows = await self.session.execute(_KEYWORD, self._params(scope, project_id, query=query, limit=limit))
-        return [Ranked(r.id, float(r.rank)) for r in rows]
+    async def keyword(
+        self, scope: Scope, lexemes: list[str], match: list[str], limit: int, project_id: str | None
+    ) -> list[Ranked]:
+        """Articles holding any of `match`, by cover density over every query lexeme."""
+        params = self._params(
+            scope, project_id, rank_query=any_of(lexemes), match_query=any_of(match), limit=limit
+        )
+        return [Ranked(r.id, float(r.rank)) for r in await self.session.execute(_KEYWORD, params)]
+
+    async def term_counts(self, scope: Scope, lexemes: list[str]) -> dict[str, int]:
+        """Each lexeme's count among the tenant's published, tenant-visible articles."""
+        params = {
+            "tenant_id": uuid.UUID(scope.tenant_id),
+            "lexemes": lexemes,
+            "terms": [tsquery_term(lex) for lex in lexemes],
+        }
+        return {r.lexeme: int(r.df) for r in await self.session.execute(_TERM_COUNTS, params)}
 
     async def substring(self, scope: Scope, query: str, limit: int, project_id: str | None) -> list[Ranked]:
         pattern = "%" + query.strip().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"

@@ -6,6 +6,7 @@ import uuid
 from typing import Literal
 
 import numpy as np
+from cachetools import TTLCache
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn_contracts.errors import NotFound
@@ -29,6 +30,7 @@ from cairn_knowledge.settings import KnowledgeSettings
 from cairn_knowledge.store import KnowledgeStore
 from cairn_providers import QueryEmbeddingCache, TenantEmbedders
 from cairn_scope import Scope
+from cairn_storage.fulltext import QueryLexemes, TermCounts, rarest_first
 from cairn_storage.usage import UsageMeter, estimate_tokens
 from cairn_storage.vector_search import PGVECTOR_EF_SEARCH_MAX, IterativeScan
 
@@ -81,6 +83,7 @@ class KnowledgeService:
     def __init__(
         self,
         sessionmaker: async_sessionmaker[AsyncSession],
+        reads: async_sessionmaker[AsyncSession],
         embedders: TenantEmbedders,
         settings: KnowledgeSettings,
         iterative_scan: IterativeScan,
@@ -88,6 +91,14 @@ class KnowledgeService:
     ) -> None:
         self._meter = meter
         self._sm = sessionmaker
+        # AUTOCOMMIT sessions on the same pool for search's one-statement reads (no BEGIN and COMMIT round
+        # trips); the ANN path keeps a transaction for its transaction-local options.
+        self._reads = reads
+        self._lexemes = QueryLexemes()
+        self._term_counts = TermCounts(
+            settings.knowledge_term_counts_max_entries, settings.knowledge_term_counts_ttl_seconds
+        )
+        self._article_counts: TTLCache[str, int] = TTLCache(100_000, settings.knowledge_strategy_ttl_seconds)
         self._embedders = embedders
         self._settings = settings
         self._iterative = iterative_scan
@@ -148,32 +159,55 @@ class KnowledgeService:
         except EmbeddingError:
             return None, "embedder_provider_error"
 
+    async def _uses_ann(self, scope: Scope) -> bool:
+        """Whether the tenant has more articles than an exact scan should read (its count is kept a while)."""
+        limit = self._settings.knowledge_exact_max_rows
+        count = self._article_counts.get(scope.tenant_id)
+        if count is None:
+            async with self._reads() as session:
+                count = await SearchStore(session).articles_at_most(scope, limit)
+            self._article_counts[scope.tenant_id] = count
+        return count > limit
+
     async def _semantic(
         self, scope: Scope, req: KnowledgeSearchMessage, vector: list[float] | None, candidates: int
     ) -> tuple[list[Ranked], Literal["exact", "ann", "keyword"], IterativeScan | None]:
         if vector is None:
             return [], "keyword", None
+        if not await self._uses_ann(scope):
+            async with self._reads() as session:
+                exact = await SearchStore(session).semantic(
+                    scope, vector, candidates, req.project_id, ann=False, pool=candidates
+                )
+            return exact, "exact", None
         async with self._sm.begin() as session:
             store = SearchStore(session)
-            limit = self._settings.knowledge_exact_max_rows
-            ann = await store.articles_at_most(scope, limit) > limit
             # The tenant residual rides on iterative scan; only visibility/partition thin the pool.
             inner_pool = candidates + self._settings.knowledge_ann_pool_margin
-            iterative: IterativeScan | None = None
-            if ann:
-                iterative = self._iterative
-                ef = min(PGVECTOR_EF_SEARCH_MAX, max(self._settings.knowledge_hnsw_ef_search, inner_pool))
-                await store.set_ann_options(ef, iterative.mode)
-            found = await store.semantic(scope, vector, candidates, req.project_id, ann=ann, pool=inner_pool)
-            return found, "ann" if ann else "exact", iterative
+            ef = min(PGVECTOR_EF_SEARCH_MAX, max(self._settings.knowledge_hnsw_ef_search, inner_pool))
+            await store.set_ann_options(ef, self._iterative.mode)
+            found = await store.semantic(scope, vector, candidates, req.project_id, ann=True, pool=inner_pool)
+            return found, "ann", self._iterative
 
     async def _keyword(
         self, scope: Scope, req: KnowledgeSearchMessage, candidates: int, degraded: bool
     ) -> list[Ranked]:
         if req.mode == "semantic" and not degraded:
             return []
-        async with self._sm.begin() as session:
-            return await SearchStore(session).keyword(scope, req.query, candidates, req.project_id)
+        async with self._reads() as session:
+            store = SearchStore(session)
+            lexemes = await self._lexemes(session, req.query)
+            if not lexemes:
+                return []
+
+            async def count(missing: list[str]) -> dict[str, int]:
+                return await store.term_counts(scope, missing)
+
+            df = await self._term_counts.get((scope.tenant_id,), lexemes, count)
+            # A term no shared article holds may still be in the caller's own owner articles: always match it.
+            match = rarest_first(lexemes, df, self._settings.knowledge_keyword_scan_max)
+            match += [lex for lex in lexemes if not df[lex]]
+            return await store.keyword(scope, lexemes, match, candidates, req.project_id)
 
     async def search(
         self, scope: Scope, req: KnowledgeSearchMessage
@@ -188,7 +222,7 @@ class KnowledgeService:
             self._semantic(scope, req, vector, candidates),
             self._keyword(scope, req, candidates, vector is None),
         )
-        async with self._sm.begin() as session:
+        async with self._reads() as session:
             store = SearchStore(session)
             substring: list[Ranked] = []
             if vector is None and not keyword:

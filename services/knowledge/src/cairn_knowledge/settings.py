@@ -17,6 +17,8 @@ class KnowledgeSettings(ServiceSettings):
     # (m 16, ef_construction 64) at ef_search 200 found 0.54 (0.69 at ef_construction 200): a few articles
     # far from a dense cluster are poorly linked. So exact up to 20k.
     knowledge_exact_max_rows: int = 20000
+    # That choice reads the tenant's article count, kept this long per replica (a hint, not a bound).
+    knowledge_strategy_ttl_seconds: float = 30.0
     knowledge_hnsw_ef_search: int = 200
     # The ANN path over-fetches this many rows beyond the candidates (drafts and others' owner articles).
     knowledge_ann_pool_margin: int = 50
@@ -24,6 +26,11 @@ class KnowledgeSettings(ServiceSettings):
     # Semantic and keyword candidate lists each hold at least this many rows before fusion.
     knowledge_candidate_pool: int = 50
     knowledge_rrf_k: int = 60
+    # The keyword side matches the query's rarest terms while their article counts add up to at most this
+    # (every term still counts in the ranking); the counts are kept per replica for a while.
+    knowledge_keyword_scan_max: int = 500
+    knowledge_term_counts_ttl_seconds: float = 120.0
+    knowledge_term_counts_max_entries: int = 100_000
     knowledge_snippet_chars: int = 280
     # Diversity selection (recall_diversity_* in the reference)
     recall_diversity_enabled: bool = True

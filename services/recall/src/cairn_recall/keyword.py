@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cairn_recall.ranking import Ranked, speaker_of
 from cairn_recall.sql import PARTITION, SUBJECT_LIVE, project_param, scope_params
 from cairn_scope import Scope
+from cairn_storage.fulltext import any_of, rarest_first, tsquery_term
 
 # Term frequencies only for the best `scan_max` candidates by cover density (a huge subject with a common
 # query term stays bounded); only the query's lexemes of each row, marked with weight A and filtered to it
@@ -120,30 +121,6 @@ FROM unnest(CAST(:lexemes AS text[]), CAST(:terms AS text[])) AS t(lexeme, term)
 _SUBJECT_SIZE = text(
     f"SELECT count(*), coalesce(CAST(avg(length(m.tsv)) AS float8), 0.0) FROM memories m WHERE {SUBJECT_LIVE}"
 )
-
-
-def tsquery_term(lexeme: str) -> str:
-    """A lexeme as a quoted tsquery operand (cast as is: no parser or dictionary runs on it again)."""
-    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-def any_of(lexemes: list[str]) -> str:
-    """A tsquery (as text) matching a row that holds any of `lexemes`."""
-    return " | ".join(tsquery_term(lex) for lex in lexemes)
-
-
-def rarest_first(lexemes: list[str], df: dict[str, int], budget: int) -> list[str]:
-    """The query's terms that occur in the subject, rarest first, while their document frequencies add up
-    to at most `budget` (always at least the rarest one)."""
-    present = sorted((lex for lex in lexemes if df.get(lex, 0) > 0), key=lambda lex: (df[lex], lex))
-    chosen: list[str] = []
-    total = 0
-    for lex in present:
-        if chosen and total + df[lex] > budget:
-            break
-        chosen.append(lex)
-        total += df[lex]
-    return chosen
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from cairn_recall.subject_index import SubjectIndexes
 from cairn_recall.term_stats import SubjectTermStats
 from cairn_scope import Scope
 from cairn_storage.convert import memory_out
+from cairn_storage.fulltext import QueryLexemes
 from cairn_storage.usage import UsageMeter, estimate_tokens
 from cairn_storage.vector_search import PGVECTOR_EF_SEARCH_MAX, IterativeScan
 
@@ -53,6 +54,7 @@ class RecallService:
         self._publish_hot = publish_hot
         self._subject_indexes = subject_indexes
         self._cache = QueryEmbeddingCache(settings.query_cache_size, settings.query_cache_ttl_seconds)
+        self._lexemes = QueryLexemes()
         self._term_stats = SubjectTermStats(
             settings.subject_term_stats_max_entries, settings.subject_term_stats_ttl_seconds
         )
@@ -166,7 +168,7 @@ class RecallService:
         async with self._reads() as session:
             # The subject's GIN index serves the large-subject path inside `cairn_keyword_candidates`,
             # which plans with constants itself: this side needs no transaction-local option.
-            lexemes = await RecallStore(session).query_lexemes(req.query)
+            lexemes = await self._lexemes(session, req.query)
             statement = keyword_statement(
                 scope,
                 lexemes,

@@ -54,6 +54,8 @@ class RecallSettings(ServiceSettings):
     speaker_prior: float = 0.3
     # Hotness signal
     hot_score_floor: float = 0.6
+    # A memory this replica announced as recalled is not announced again within this (the memory service
+    # bumps it at most once per its own cooldown of the same name).
     hot_cooldown_seconds: int = 3600
     hot_publish_queue: int = 1000
     # Query-embedding cache

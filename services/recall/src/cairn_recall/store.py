@@ -36,8 +36,6 @@ def _subject_rows(scope: Scope, include_superseded: bool) -> list[ColumnElement[
 _SPEAKER = "left(m.text, 80) AS head, m.metadata ->> 'role' AS role"
 _SPEAKER_OF_GROUP = "min(left(m.text, 80)) AS head, min(m.metadata ->> 'role') AS role"
 
-_QUERY_LEXEMES = text("SELECT tsvector_to_array(to_tsvector('english', CAST(:query AS text)))")
-
 _LIVE_ROWS_AT_MOST = text(
     f"SELECT count(*) FROM (SELECT 1 FROM memories m WHERE {SUBJECT_LIVE} AND m.embedding IS NOT NULL"
     " LIMIT :cap) AS live"
@@ -182,10 +180,6 @@ class RecallStore:
             "include_superseded": include_superseded,
         }
         return _best_per_memory(await self.session.execute(_EXACT, params), limit)
-
-    async def query_lexemes(self, query: str) -> list[str]:
-        """The query's terms as the full-text index stores them (stemmed, stop words removed)."""
-        return list(await self.session.scalar(_QUERY_LEXEMES, {"query": query}) or [])
 
     async def ilike_fallback(
         self, scope: Scope, query: str, limit: int, project_id: str | None
