@@ -5,12 +5,18 @@ from datetime import UTC, date, datetime
 import pytest
 
 from cairn_contracts.promotion import Candidate, Turn
-from cairn_promotion.learned import DurableModel, LearnedDecision, cheap_feature_names, load_default_decision
+from cairn_promotion.learned import (
+    DurableModel,
+    LearnedDecision,
+    cheap_feature_names,
+    cheap_features,
+    load_default_decision,
+)
 from cairn_promotion.offline import OfflineCompiler, latest_per_slot
 from cairn_promotion.rewrite import self_contained
 from cairn_promotion.safety import holds_secret
 from cairn_promotion.slots import slot_of
-from cairn_promotion.text import QUOTE, clauses, drop_long_quote
+from cairn_promotion.text import QUOTE, Clause, clauses, drop_long_quote
 
 
 @pytest.mark.parametrize(
@@ -144,6 +150,42 @@ def test_a_quoted_title_is_kept_reported_speech_is_dropped() -> None:
     speech = 'My boss said "we should all work on weekends from now on" yesterday'
     assert QUOTE.sub(drop_long_quote, title) == title
     assert "weekends" not in QUOTE.sub(drop_long_quote, speech)
+
+
+def _feature(name: str, text: str) -> float:
+    return cheap_features(Clause(text, text, "user"))[cheap_feature_names().index(name)]
+
+
+@pytest.mark.parametrize(
+    ("text", "present"),
+    [
+        ("he pays electricity", True),
+        ("I pay internet", True),
+        ("DNS is on Cloudflare", True),
+        ("my sister lives in Porto", True),
+        ("we usually use pnpm", True),
+        ("I moved to Lisbon last month", False),
+        ("I'm working from the café today", False),
+        ("the deploy is failing", False),
+        ("I just bought a Sony WH-1000XM5", False),
+    ],
+)
+def test_present_simple_marks_habits_and_standing_facts(text: str, present: bool) -> None:
+    assert _feature("present_simple", text) == float(present)
+
+
+@pytest.mark.parametrize(
+    ("text", "standing"),
+    [
+        ("give me vim keybindings in any instructions", True),
+        ("from now on reply in French", True),
+        ("always show prices in CHF", True),
+        ("give me a summary of this page", False),
+        ("show me the logs", False),
+    ],
+)
+def test_a_standing_instruction_names_its_scope(text: str, standing: bool) -> None:
+    assert _feature("standing_scope", text) == float(standing)
 
 
 def test_the_artifact_refuses_other_features() -> None:

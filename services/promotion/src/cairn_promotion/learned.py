@@ -39,6 +39,22 @@ Embed = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 _FIRST_PERSON = re.compile(r"^(?:i|i'm|i've|i'd|we|we're|we've|my|our|me)\b", re.IGNORECASE)
 _CAPITALISED_INSIDE = re.compile(r"(?<!^)(?<![.!?]\s)\b[A-Z][\w'-]+")
 _SECOND_PERSON = re.compile(r"\b(?:you|your)\b", re.IGNORECASE)
+# A standing instruction names its scope ("in any instructions", "from now on"); a one-off request does not.
+_STANDING_SCOPE = re.compile(
+    r"\b(?:any|every|all|always|never|whenever|from now on|going forward|in future|by default|each time|"
+    r"anything|everything)\b",
+    re.IGNORECASE,
+)
+# Present simple after a subject: the tense of habits and standing facts ("he pays electricity", "DNS is on
+# Cloudflare"), not of events ("we broke up") or passing states ("I'm working from the café").
+_PRESENT_SIMPLE = re.compile(
+    r"^(?:[\w'-]+\s+){1,3}?(?:is|are|am|has|have|(?!(?:was|has|is|does|this|his|its|us|yes|plus)\b)[a-z]+[^s\W]s)\b"
+    r"(?!\s+\w+ing\b)"
+    r"|^(?:i|we|they)\s+(?:(?:usually|always|never|often|mostly|normally|typically|also|still)\s+)?"
+    r"(?!(?:was|were|did|had|got|went|just|can|could|will|would|might|should|may|must)\b)[a-z]+(?<!ed)\b"
+    r"(?!\s+\w+ing\b)",
+    re.IGNORECASE,
+)
 
 
 def cheap_feature_names() -> list[str]:
@@ -64,6 +80,8 @@ def cheap_feature_names() -> list[str]:
         "first_person",
         "second_person",
         "first_clause",
+        "standing_scope",
+        "present_simple",
     ]
 
 
@@ -94,6 +112,8 @@ def cheap_features(clause: Clause) -> list[float]:
         float(bool(_FIRST_PERSON.match(text))),
         float(bool(_SECOND_PERSON.search(text))),
         float(clause.position == 0),
+        float(bool(_STANDING_SCOPE.search(text))),
+        float(bool(_PRESENT_SIMPLE.match(text))),
     ]
 
 
