@@ -18,7 +18,9 @@ class RecordingJetStream:
 
 
 def scope(subject: str) -> Scope:
-    return Scope(tenant_id="00000000-0000-0000-0000-000000000001", subject_id=subject, role=Role.agent, key_id="k")
+    return Scope(
+        tenant_id="00000000-0000-0000-0000-000000000001", subject_id=subject, role=Role.agent, key_id="k"
+    )
 
 
 async def test_a_memory_is_announced_once_per_cooldown_per_subject() -> None:

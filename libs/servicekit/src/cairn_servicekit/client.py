@@ -47,12 +47,16 @@ class ServiceClient:
         *,
         timeout: float | None = None,
         headers: dict[str, str] | None = None,
+        data_only: bool = False,
     ) -> bytes:
         """`request`, answered as the REST success body (`{"data", "meta"}`, JSON) for a route to send on
-        as it is: the service built it from the contract models, so it is not validated and encoded again."""
+        as it is: the service built it from the contract models, so it is not validated and encoded again.
+        With `data_only` the reply's `data` is the whole body (a response that carries its own envelopes)."""
         reply = from_json(await self._ask(subject, scope, body, timeout, headers))
         if reply.get("error") is not None:
             raise RemoteError(ErrorBody.model_validate(reply["error"]))
+        if data_only:
+            return to_json(reply.get("data"))
         return to_json({"data": reply.get("data"), "meta": reply.get("meta") or {}})
 
     async def _ask(

@@ -59,10 +59,11 @@ async def list_memories(
 
 
 @router.post("/memory/recall", response_model=DataEnvelope[list[RecallHit]])
-async def recall(body: RecallRequest, state: StateDep, scope: ReadScopeDep) -> dict[str, Any]:
+async def recall(body: RecallRequest, state: StateDep, scope: ReadScopeDep) -> Response:
     """Recall the caller's memories for a query: hybrid by default, never a silent empty (see meta)."""
-    reply = await state.services.request(subjects.RECALL_MEMORY, scope, body)
-    return _envelope(reply.data, reply.meta)
+    # The hot read path: the recall service's reply goes out as it came (`response_model` documents it).
+    envelope = await state.services.request_envelope(subjects.RECALL_MEMORY, scope, body)
+    return Response(envelope, media_type="application/json")
 
 
 @router.post(

@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Path, Response
 
 from cairn_contracts import subjects
 from cairn_contracts.envelope import DataEnvelope
@@ -22,14 +22,14 @@ router = APIRouter(prefix="/api/v1", tags=["recall"])
 
 
 @router.post("/recall", response_model=RecallContextResponse)
-async def recall_context(body: RecallContextRequest, state: StateDep, scope: ReadScopeDep) -> dict[str, Any]:
+async def recall_context(body: RecallContextRequest, state: StateDep, scope: ReadScopeDep) -> Response:
     """Merged recall: the caller's memories and the knowledge it can see, one list sorted by score (then
     knowledge before memory, then id), with the per-source envelopes, the selection ledger and diversity.
     Degrades (`meta.degraded`) rather than failing when one half is down."""
     request = RecallContextMessage.model_validate(body.model_dump())
-    reply = await state.services.request(subjects.RECALL_CONTEXT, scope, request)
-    data: dict[str, Any] = reply.data
-    return data
+    # The recall service built the response from the contract models: it goes out as it came.
+    response = await state.services.request_envelope(subjects.RECALL_CONTEXT, scope, request, data_only=True)
+    return Response(response, media_type="application/json")
 
 
 @router.post("/recall/{recall_id}/referenced", response_model=DataEnvelope[ReferencedResult])

@@ -43,7 +43,9 @@ def main() -> None:
             embedder, sessionmaker, box, dim=embedding.dim, ttl_seconds=settings.provider_cache_ttl_seconds
         )
         stack.push_async_callback(embedders.close)
-        publisher = HotnessPublisher(nc.jetstream(), settings.hot_publish_queue, settings.hot_cooldown_seconds)
+        publisher = HotnessPublisher(
+            nc.jetstream(), settings.hot_publish_queue, settings.hot_cooldown_seconds
+        )
         stack.push_async_callback(publisher.drain)
         iterative = await probe_iterative_scan(sessionmaker, settings.hnsw_iterative_scan)
         service = NatsService("recall", settings)
