@@ -49,9 +49,9 @@ class _Similarities:
     product per candidate and selected one (2 ms for a pool of 30 at limit 10)."""
 
     def __init__(self, pool: Sequence[Candidate]) -> None:
-        with_vectors = [c for c in pool if c.vector is not None]
-        self._row = {c.id: i for i, c in enumerate(with_vectors)}
-        vectors = np.stack([c.vector for c in with_vectors]) if with_vectors else np.zeros((0, 0), np.float32)
+        with_vectors = [(c.id, c.vector) for c in pool if c.vector is not None]
+        self._row = {cid: i for i, (cid, _) in enumerate(with_vectors)}
+        vectors = np.stack([v for _, v in with_vectors]) if with_vectors else np.zeros((0, 0), np.float32)
         self._matrix = vectors @ vectors.T
         self._best = np.full(len(with_vectors), -np.inf)  # -inf: no selected candidate has a vector yet
 
