@@ -344,6 +344,21 @@ class TestSearch:
         result = await search(http, key, query="pgbouncer zeppelin", mode="keyword")
         assert [h["title"] for h in result["data"]] == ["Staging database"]
 
+    async def test_a_word_only_the_callers_own_article_holds_still_matches(
+        self, http: httpx.AsyncClient, tenant: TenantHandle
+    ) -> None:
+        """The keyword side's term counts cover shared articles only (no count reflects another subject's
+        owner article), so a word that no shared article holds must still match the caller's own one,
+        and only the caller's."""
+        owner, other = await tenant.agent("owner"), await tenant.agent("other")
+        await seed(http, owner)
+        body = "My quokkafish tank needs its filter rinsed every ninth day."
+        mine = (await propose(http, owner, 201, title="Tank notes", body=body, visibility="owner"))["article"]
+        for query in ("quokkafish", "quokkafish staging database"):
+            found = await search(http, owner, query=query, mode="keyword")
+            assert mine["id"] in {h["id"] for h in found["data"]}, query
+            assert mine["id"] not in {h["id"] for h in (await search(http, other, query=query))["data"]}
+
     async def test_an_exact_title_is_the_curated_answer_pinned_first(
         self, http: httpx.AsyncClient, tenant: TenantHandle
     ) -> None:
