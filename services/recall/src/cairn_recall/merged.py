@@ -134,35 +134,33 @@ class MergedRecall:
                 scope, session_id, self._settings.recall_history_max_per_session
             )
 
-    async def _vector(self, scope: Scope, query: str) -> tuple[list[float] | None, str | None]:
-        """Embed the query once for both halves; on failure each half degrades on its own."""
-        try:
-            vector = await self._recall.embed_query(scope.tenant_id, query)
-            return vector, (await self._embedders.for_tenant(scope.tenant_id)).name
-        except EmbeddingError:
-            return None, None
-
     async def _memory(
-        self, scope: Scope, req: RecallContextMessage, embedded: "asyncio.Future[Any]"
+        self, scope: Scope, req: RecallContextMessage, embedded: "asyncio.Future[list[float]]"
     ) -> tuple[list[RecallHit], RecallMeta]:
         request = RecallRequest(query=req.query, limit=req.limit, project_id=req.project_id)
+        # The shared embedding is shielded: this half's timeout must not cancel it for the other half. Memory
+        # recall's keyword side starts at once; only its vector side waits for the embedding.
+        return await asyncio.wait_for(
+            self._recall.recall(scope, request, asyncio.shield(embedded)),
+            self._settings.recall_context_memory_timeout_seconds,
+        )
 
-        async def recall() -> tuple[list[RecallHit], RecallMeta]:
-            # The shared embedding (shielded: this half's timeout must not cancel it for the other half);
-            # memory recall then finds the vector in its cache.
-            await asyncio.shield(embedded)
-            return await self._recall.recall(scope, request)
-
-        return await asyncio.wait_for(recall(), self._settings.recall_context_memory_timeout_seconds)
+    async def _vector(
+        self, scope: Scope, embedded: "asyncio.Future[list[float]]"
+    ) -> tuple[list[float] | None, str | None]:
+        """The shared query vector and its model for the knowledge half; without one, the knowledge service
+        embeds (or degrades) on its own."""
+        try:
+            vector = await asyncio.shield(embedded)
+        except EmbeddingError:
+            return None, None
+        return vector, (await self._embedders.for_tenant(scope.tenant_id)).name
 
     async def _knowledge(
-        self,
-        scope: Scope,
-        req: RecallContextMessage,
-        embedded: "asyncio.Future[tuple[list[float] | None, str | None]]",
+        self, scope: Scope, req: RecallContextMessage, embedded: "asyncio.Future[list[float]]"
     ) -> tuple[list[KnowledgeHit], KnowledgeSearchMeta]:
         seen, (vector, model) = await asyncio.gather(
-            self._seen(scope, req.session_id), asyncio.shield(embedded)
+            self._seen(scope, req.session_id), self._vector(scope, embedded)
         )
         message = KnowledgeSearchMessage(
             query=req.query,
@@ -187,7 +185,7 @@ class MergedRecall:
         recall_id = str(uuid.uuid4())
         # One embedding for both halves; each half starts as soon as its own inputs are there (the memory
         # half needs no shown-set).
-        embedded = asyncio.ensure_future(self._vector(scope, req.query))
+        embedded = asyncio.ensure_future(self._recall.embed_query(scope.tenant_id, req.query))
         memory_result, knowledge_result = await asyncio.gather(
             self._memory(scope, req, embedded),
             self._knowledge(scope, req, embedded),

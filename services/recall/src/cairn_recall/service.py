@@ -2,6 +2,7 @@
 subjects, exact top-k for small ones, and a scope-bound ILIKE fallback when no embedding can be had."""
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Literal
@@ -71,41 +72,60 @@ class RecallService:
         self._cache.put(f"{provider}\x00{embedder.name}", query, vector)
         return vector
 
-    async def recall(self, scope: Scope, req: RecallRequest) -> tuple[list[RecallHit], RecallMeta]:
-        """One metered recall (merged recall calls this once too)."""
+    async def recall(
+        self, scope: Scope, req: RecallRequest, vector: Awaitable[list[float]] | None = None
+    ) -> tuple[list[RecallHit], RecallMeta]:
+        """One metered recall. Merged recall calls it once too, with the query vector it is embedding for
+        both halves (`vector`); otherwise the query is embedded here."""
         self._meter.add(scope.tenant_id, "recalls")
-        hits, meta = await self._recall(scope, req)
+        hits, meta = await self._recall(scope, req, vector)
         RECALLS.labels(meta.strategy).inc()
         return hits, meta
 
-    async def _recall(self, scope: Scope, req: RecallRequest) -> tuple[list[RecallHit], RecallMeta]:
-        vector: list[float] | None = None
-        if req.mode != "keyword":
-            try:
-                vector = await self.embed_query(scope.tenant_id, req.query)
-            except EmbedderUnavailable as exc:
-                return await self._fallback(scope, req, exc.reason)
-            except EmbeddingError:
-                return await self._fallback(scope, req, "provider_error")
-        hits, meta = await self._healthy(scope, req, vector)
+    async def _recall(
+        self, scope: Scope, req: RecallRequest, shared: Awaitable[list[float]] | None
+    ) -> tuple[list[RecallHit], RecallMeta]:
+        # A large subject's own indexes serve the live rows (superseded ones are outside their predicate).
+        indexed = not req.include_superseded and await self._subject_indexes.ready(scope)
+        # The keyword side needs no vector: it runs while the query is being embedded (on its own thread).
+        keyword = asyncio.ensure_future(self._keyword_side(scope, req, indexed))
+        try:
+            vector: list[float] | None = None
+            if req.mode != "keyword":
+                try:
+                    vector = await (
+                        shared if shared is not None else self.embed_query(scope.tenant_id, req.query)
+                    )
+                except EmbedderUnavailable as exc:
+                    return await self._fallback(scope, req, exc.reason)
+                except EmbeddingError:
+                    return await self._fallback(scope, req, "provider_error")
+            hits, meta = await self._healthy(scope, req, vector, indexed, keyword)
+        finally:
+            if not keyword.done():  # the fallback, or a failed semantic side, does not wait for it
+                keyword.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await keyword
         hot = [h.memory.id for h in hits if h.score is not None and h.score >= self._settings.hot_score_floor]
         if hot:
             await self._publish_hot(scope, hot)
         return hits, meta
 
     async def _healthy(
-        self, scope: Scope, req: RecallRequest, vector: list[float] | None
+        self,
+        scope: Scope,
+        req: RecallRequest,
+        vector: list[float] | None,
+        indexed: bool,
+        keyword_side: Awaitable[list[Ranked]],
     ) -> tuple[list[RecallHit], RecallMeta]:
         settings = self._settings
         # Every mode over-fetches: the speaker prior re-ranks before the cut to `limit`.
         candidates = max(req.limit, settings.semantic_depth)
-        # A large subject's own indexes serve the live rows (superseded ones are outside their predicate).
-        indexed = not req.include_superseded and await self._subject_indexes.ready(scope)
         # The two lists come from separate transactions on two connections, so PostgreSQL works on both at
         # once (each side is a few index scans; neither needs the other's snapshot).
         (semantic, strategy, iterative), keyword = await asyncio.gather(
-            self._semantic_side(scope, req, vector, candidates, indexed),
-            self._keyword_side(scope, req, indexed),
+            self._semantic_side(scope, req, vector, candidates, indexed), keyword_side
         )
         fused = fuse(
             semantic,
