@@ -1,6 +1,7 @@
 """Knowledge reads: get, list, oversight delete, visible ids, and hybrid search with diversity."""
 
 import asyncio
+import contextlib
 import logging
 import uuid
 from typing import Literal
@@ -73,6 +74,10 @@ def answer_confidence(scores: list[float | None]) -> AnswerConfidence:
     gap = values[0] - values[1]
     spread = values[1] - values[-1]
     return "answer" if gap > 0 and gap >= spread else "weak"
+
+
+async def _nothing() -> list[Ranked]:
+    return []
 
 
 def _keyword_score(rank: float) -> float:
@@ -189,11 +194,7 @@ class KnowledgeService:
             found = await store.semantic(scope, vector, candidates, req.project_id, ann=True, pool=inner_pool)
             return found, "ann", self._iterative
 
-    async def _keyword(
-        self, scope: Scope, req: KnowledgeSearchMessage, candidates: int, degraded: bool
-    ) -> list[Ranked]:
-        if req.mode == "semantic" and not degraded:
-            return []
+    async def _keyword(self, scope: Scope, req: KnowledgeSearchMessage, candidates: int) -> list[Ranked]:
         async with self._reads() as session:
             store = SearchStore(session)
             lexemes = await self._lexemes(session, req.query)
@@ -215,13 +216,24 @@ class KnowledgeService:
         knobs = knobs_from(self._knobs, **req.diversity.model_dump())
         pool_n = pool_size(req.limit, knobs)
         candidates = max(pool_n, self._settings.knowledge_candidate_pool)
-        vector, reason = (None, None) if req.mode == "keyword" else await self._query_vector(scope, req)
-        fallback = reason is not None
-        # Semantic and keyword lists on two connections at once (separate snapshots; neither needs the other).
-        (semantic, strategy, iterative), keyword = await asyncio.gather(
-            self._semantic(scope, req, vector, candidates),
-            self._keyword(scope, req, candidates, vector is None),
+        # The keyword list needs no vector: it runs while the query is embedded, on its own connection (a
+        # semantic-only search runs it only when it degrades).
+        keyword_side = (
+            None if req.mode == "semantic" else asyncio.ensure_future(self._keyword(scope, req, candidates))
         )
+        try:
+            vector, reason = (None, None) if req.mode == "keyword" else await self._query_vector(scope, req)
+            if keyword_side is None and vector is None:
+                keyword_side = asyncio.ensure_future(self._keyword(scope, req, candidates))
+            (semantic, strategy, iterative), keyword = await asyncio.gather(
+                self._semantic(scope, req, vector, candidates), keyword_side or _nothing()
+            )
+        finally:
+            if keyword_side is not None and not keyword_side.done():  # the semantic side failed
+                keyword_side.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await keyword_side
+        fallback = reason is not None
         async with self._reads() as session:
             store = SearchStore(session)
             substring: list[Ranked] = []
