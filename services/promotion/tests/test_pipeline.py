@@ -145,6 +145,24 @@ def test_shared_heads_and_noun_lists_stay_one_clause(sentence: str) -> None:
     assert clauses(sentence) == [sentence]
 
 
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        (
+            "When you review my PRs, please point out problems first",
+            ["When you review my PRs, please point out problems first"],
+        ),
+        (
+            "if I'm travelling, don't book anything before 9",
+            ["if I'm travelling, don't book anything before 9"],
+        ),
+        ("I use vim, so keep it simple", ["I use vim", "keep it simple"]),
+    ],
+)
+def test_a_subordinate_clause_stays_with_the_clause_it_qualifies(sentence: str, expected: list[str]) -> None:
+    assert clauses(sentence) == expected
+
+
 def test_a_quoted_title_is_kept_reported_speech_is_dropped() -> None:
     title = 'I\'m currently reading "The Seven Husbands of Evelyn Hugo" and love it'
     speech = 'My boss said "we should all work on weekends from now on" yesterday'

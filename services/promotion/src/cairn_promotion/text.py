@@ -144,9 +144,21 @@ def strip_remember(sentence: str) -> tuple[str, bool]:
     return stripped, stripped != body
 
 
+# "When you review my PRs, please point out problems first": a subordinate clause is no fact on its own;
+# it belongs to the clause it qualifies.
+_SUBORDINATE = re.compile(r"^\W*(?:when|whenever|if|because|since|although|unless|before|after|once)\b", re.I)
+SUBORDINATE_MAX_WORDS = 8
+
+
 def clauses(sentence: str) -> list[str]:
+    merged: list[str] = []
+    for piece in CLAUSE_SPLIT.split(sentence):
+        if merged and _SUBORDINATE.match(merged[-1]) and len(merged[-1].split()) <= SUBORDINATE_MAX_WORDS:
+            merged[-1] = f"{merged[-1]}, {piece.strip()}"
+        else:
+            merged.append(piece)
     parts: list[str] = []
-    for clause in CLAUSE_SPLIT.split(sentence):
+    for clause in merged:
         first, *rest = SUBJECTLESS_SPLIT.split(clause)
         subject = subject_of(first)
         pieces = [first, *(f"{subject} {r}" if subject else r for r in rest)]
