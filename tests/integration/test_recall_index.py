@@ -11,11 +11,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cairn_contracts.identity import Role
 from cairn_devstack.cairn import CairnStack
+from cairn_recall.service import subject_ann_options
+from cairn_recall.settings import RecallSettings
 from cairn_recall.store import RecallStore
 from cairn_recall.subject_index import SubjectIndexes, index_names
-from cairn_scope import Scope
+from cairn_scope import Scope, generate_signing_key
 from cairn_storage import create_engine, make_sessionmaker
 from cairn_storage.explain import Explain
+from cairn_storage.vector_search import IterativeScan
 
 ROWS = 1000
 SUBJECTS = 30
@@ -121,6 +124,23 @@ async def test_a_subjects_own_indexes_serve_its_recall_and_nobody_elses(stack: C
                 )
             ]
         assert {f.id for f in found} == set(ids)
+        # Recall's subject-ANN pool: the same options as connection settings, one AUTOCOMMIT statement.
+        options = subject_ann_options(
+            RecallSettings(scope_verify_keys=generate_signing_key("gateway.test")[1]),
+            IterativeScan("relaxed_order", "applied"),
+        )
+        ann_engine = create_engine(stack.database_url, pool_size=1, server_settings=options)
+        try:
+            pooled = ann_engine.execution_options(cairn_maintenance="test_seed", isolation_level="AUTOCOMMIT")
+            async with make_sessionmaker(pooled)() as session:
+                store = RecallStore(session)
+                stmt = store.ann_statement(big, vectors[1].tolist(), limit=10, pool=100, project_id=None)
+                plan = "\n".join(r[0] for r in await session.execute(Explain(stmt)))
+                assert names["mh"] in plan and names["ch"] in plan, plan
+                again = await store.ann(big, vectors[1].tolist(), limit=10, pool=100, project_id=None)
+            assert {f.id for f in again} == set(ids)
+        finally:
+            await ann_engine.dispose()
     finally:
         async with engine.connect() as conn:
             conn = await conn.execution_options(isolation_level="AUTOCOMMIT")

@@ -11,7 +11,7 @@ from cairn_providers import TenantEmbedders, secret_box
 from cairn_recall.events import HotnessPublisher
 from cairn_recall.handlers import register, register_merged
 from cairn_recall.merged import MergedRecall, MergedRecallSettings
-from cairn_recall.service import RecallService
+from cairn_recall.service import RecallService, subject_ann_options
 from cairn_recall.settings import RecallSettings
 from cairn_recall.subject_index import SubjectIndexes
 from cairn_servicekit import NatsService, ServiceClient, eventloop, run_service
@@ -61,8 +61,25 @@ def main() -> None:
         metering = asyncio.create_task(meter.run())
         stack.push_async_callback(_cancel, metering)
         reads = make_sessionmaker(engine.execution_options(isolation_level="AUTOCOMMIT"))  # shares the pool
+        # Large subjects' vector reads: a pool of their own whose connections carry the ANN options, so a
+        # read is one statement instead of BEGIN, the options, the read and COMMIT.
+        ann_engine = create_engine(
+            settings.database_url,
+            pool_size=settings.subject_ann_pool_size,
+            server_settings=subject_ann_options(settings, iterative),
+        )
+        stack.push_async_callback(ann_engine.dispose)
+        subject_ann = make_sessionmaker(ann_engine.execution_options(isolation_level="AUTOCOMMIT"))
         recall = RecallService(
-            sessionmaker, reads, embedders, settings, iterative, publisher, subject_indexes, meter
+            sessionmaker,
+            reads,
+            embedders,
+            settings,
+            iterative,
+            publisher,
+            subject_indexes,
+            meter,
+            subject_ann,
         )
         register(service, recall)
         # Merged recall: memory in-process, knowledge over NATS; the shown-set lives in PostgreSQL.

@@ -16,7 +16,7 @@ from cairn_recall.keyword import keyword_statement, ranked
 from cairn_recall.metrics import FALLBACKS, RECALLS
 from cairn_recall.ranking import Ranked, fuse, speaker_prior, wanted_speaker
 from cairn_recall.settings import RecallSettings
-from cairn_recall.store import RecallStore
+from cairn_recall.store import RecallStore, ann_options
 from cairn_recall.subject_index import SubjectIndexes
 from cairn_recall.term_stats import SubjectTermStats
 from cairn_scope import Scope
@@ -31,6 +31,23 @@ Strategy = Literal["ann", "exact", "keyword", "subject_ann"]
 HotPublisher = Callable[[Scope, list[str]], Awaitable[None]]
 
 
+def subject_ann_ef_search(settings: RecallSettings, pool: int) -> int:
+    """hnsw.ef_search of a large subject's vector read: at least its pool."""
+    return min(PGVECTOR_EF_SEARCH_MAX, max(settings.subject_index_ef_search, pool))
+
+
+def subject_ann_options(settings: RecallSettings, iterative: IterativeScan) -> dict[str, str]:
+    """The connection settings of the subject-ANN pool (the options `RecallStore.set_ann_options` would set
+    for a default-sized pool), so its reads need no transaction to set them."""
+    return ann_options(
+        subject_ann_ef_search(settings, settings.recall_pool_min),
+        iterative.mode,
+        settings.hnsw_max_scan_tuples,
+        settings.hnsw_scan_mem_multiplier,
+        constants=True,
+    )
+
+
 class RecallService:
     def __init__(
         self,
@@ -42,8 +59,13 @@ class RecallService:
         publish_hot: HotPublisher,
         subject_indexes: SubjectIndexes,
         meter: UsageMeter,
+        subject_ann: async_sessionmaker[AsyncSession] | None = None,
     ) -> None:
+        """`subject_ann`: AUTOCOMMIT sessions of a pool whose connections carry `subject_ann_options`, for
+        large subjects' vector reads (without it they set the options in a transaction each time)."""
         self._meter = meter
+        self._subject_ann = subject_ann
+        self._subject_ann_ef_search = subject_ann_ef_search(settings, settings.recall_pool_min)
         self._sm = sessionmaker
         # AUTOCOMMIT sessions on the same pool for statements that need no transaction: no BEGIN and COMMIT
         # round trips (the scope hook then sets the RLS scope per connection, only when it changes). ANN
@@ -168,11 +190,17 @@ class RecallService:
         pool = max(settings.recall_pool_min, candidates * settings.recall_pool_factor)
         if not indexed:
             return await self._unindexed_semantic(scope, req, vector, candidates, pool)
+        ef_search = subject_ann_ef_search(settings, pool)
+        if self._subject_ann is not None and ef_search == self._subject_ann_ef_search:
+            # The pool's connections carry exactly these options: one round trip, no transaction.
+            async with self._subject_ann() as session:
+                found = await RecallStore(session).ann(scope, vector, candidates, pool, req.project_id)
+            return found, "subject_ann", self._iterative
         async with self._sm.begin() as session:
             store = RecallStore(session)
             # Bound values planned as constants, so the subject's partial indexes match the statement.
             await store.set_ann_options(
-                min(PGVECTOR_EF_SEARCH_MAX, max(settings.subject_index_ef_search, pool)),
+                ef_search,
                 self._iterative.mode,
                 settings.hnsw_max_scan_tuples,
                 settings.hnsw_scan_mem_multiplier,

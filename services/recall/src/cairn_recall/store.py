@@ -96,6 +96,34 @@ FROM memories m WHERE {SUBJECT} AND m.id = ANY(CAST(:ids AS uuid[]))
 )
 
 
+def ann_options(
+    ef_search: int,
+    iterative_scan: str | None,
+    max_scan_tuples: int | None = None,
+    scan_mem_multiplier: float | None = None,
+    *,
+    constants: bool = False,
+) -> dict[str, str]:
+    """The planner and pgvector settings an `ann()` read runs with: transaction-local (`set_ann_options`),
+    or the connection settings of a pool that serves nothing else (`RecallService`'s subject ANN pool).
+
+    Sorting is taken away: with the subject predicate inside, the planner may prefer the (tenant, subject)
+    btree plus a top-N sort over every row of the subject (exact, but it reads all of them: 30 ms at 4,000
+    rows, linear beyond), which leaves the HNSW-ordered scan. `constants` plans with bound values as
+    constants (custom plans), so a partial index whose predicate names a tenant and subject can serve it."""
+    options: dict[str, str] = {"enable_sort": "off", "hnsw.ef_search": str(ef_search)}
+    if constants:
+        options["plan_cache_mode"] = "force_custom_plan"
+    if iterative_scan:
+        options["hnsw.iterative_scan"] = iterative_scan
+        # An iterative scan also stops when its visited set outgrows work_mem x this multiplier.
+        if max_scan_tuples:
+            options["hnsw.max_scan_tuples"] = str(max_scan_tuples)
+        if scan_mem_multiplier:
+            options["hnsw.scan_mem_multiplier"] = str(scan_mem_multiplier)
+    return options
+
+
 def _best_per_memory(rows: Any, limit: int) -> list[Ranked]:
     """Head and chunk distances of the same memories: each memory by its best, nearest first."""
     best: dict[uuid.UUID, Ranked] = {}
@@ -122,22 +150,11 @@ class RecallStore:
         *,
         constants: bool = False,
     ) -> None:
-        """Transaction-local options for `ann()` (pooled connections never keep them), in one round trip.
-
-        Sorting is taken away for the rest of the transaction: with the subject predicate inside, the
-        planner may prefer the (tenant, subject) btree plus a top-N sort over every row of the subject
-        (exact, but it reads all of them: 30 ms at 4,000 rows, linear beyond), which leaves the
-        HNSW-ordered scan. `constants` also plans with bound values as constants (`plan_with_constants`)."""
-        options: dict[str, str] = {"enable_sort": "off", "hnsw.ef_search": str(ef_search)}
-        if constants:
-            options["plan_cache_mode"] = "force_custom_plan"
-        if iterative_scan:
-            options["hnsw.iterative_scan"] = iterative_scan
-            # An iterative scan also stops when its visited set outgrows work_mem x this multiplier.
-            if max_scan_tuples:
-                options["hnsw.max_scan_tuples"] = str(max_scan_tuples)
-            if scan_mem_multiplier:
-                options["hnsw.scan_mem_multiplier"] = str(scan_mem_multiplier)
+        """Transaction-local `ann_options` for `ann()` (pooled connections never keep them), in one round
+        trip."""
+        options = ann_options(
+            ef_search, iterative_scan, max_scan_tuples, scan_mem_multiplier, constants=constants
+        )
         calls = ", ".join(f"set_config(:n{i}, :v{i}, true)" for i in range(len(options)))
         params: dict[str, str] = {}
         for i, (name, value) in enumerate(options.items()):
