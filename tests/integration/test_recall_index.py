@@ -136,7 +136,8 @@ async def test_a_subjects_own_indexes_serve_its_recall_and_nobody_elses(stack: C
                 store = RecallStore(session)
                 stmt = store.ann_statement(big, vectors[1].tolist(), limit=10, pool=100, project_id=None)
                 plan = "\n".join(r[0] for r in await session.execute(Explain(stmt)))
-                assert names["mh"] in plan and names["ch"] in plan, plan
+                assert names["mh"] in plan, plan
+                assert names["ch"] in plan, plan
                 again = await store.ann(big, vectors[1].tolist(), limit=10, pool=100, project_id=None)
             assert {f.id for f in again} == set(ids)
         finally:
