@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from prometheus_client import REGISTRY
-from sqlalchemy import text
+from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from cairn_devstack.cairn import CairnStack
@@ -159,3 +159,64 @@ async def test_a_session_batch_keeps_submission_order_and_its_caps(service_engin
     autocommit = service_engine.execution_options(isolation_level="AUTOCOMMIT")
     async with autocommit.connect() as conn:
         assert await append_under_caps(conn, turn(tenant, "s1"), 3, 1000) is None
+
+
+def statements(engine: AsyncEngine) -> list[str]:
+    """Every statement `engine` sends from now on (for counting round trips)."""
+    sent: list[str] = []
+
+    def record(conn: object, cursor: object, statement: str, *args: object) -> None:
+        sent.append(statement)
+
+    event.listen(engine.sync_engine, "before_cursor_execute", record)
+    return sent
+
+
+async def test_a_subjects_writes_in_a_batch_are_one_statement_and_only_writable_rows_count(
+    stack: CairnStack, service_engine: AsyncEngine
+) -> None:
+    tenant = uuid.uuid4()
+    autocommit = service_engine.execution_options(isolation_level="AUTOCOMMIT")
+    taken = memory(tenant, "a")
+    async with autocommit.connect() as conn:
+        assert await insert_under_quota(conn, taken, 4) is not None  # 1 of 4 live
+    foreign = memory(tenant, "a")
+    foreign.project_id = uuid.uuid4()  # not a project of this tenant: written nowhere, counts nothing
+    retry = memory(tenant, "a")
+    retry.id = taken.id  # an idempotent retry whose first attempt committed: nothing new, counts nothing
+    fresh = [memory(tenant, "a", f"fact {i}") for i in range(5)]
+    twin = memory(tenant, "a")
+    twin.id = fresh[0].id  # the same write twice in one batch: one row
+    rows = [fresh[0], foreign, retry, twin, *fresh[1:]]
+    sent = statements(service_engine)
+    results = await in_one_transaction(service_engine, lambda conn: insert_batch_under_quota(conn, rows, 4))
+    inserts = [s for s in sent if "INSERT INTO memories" in s]
+    assert len(inserts) == 2  # one per round of distinct ids (the twin waits for the second)
+    # Quota 4 with 1 live: the first three writable rows (fresh 0, 1, 2) are written, in submission order.
+    assert [r is not None for r in results] == [True, False, False, False, True, True, False, False]
+    assert await rows_of(stack, tenant) == {"a": 4}
+
+
+async def test_a_sessions_appends_in_a_batch_are_one_statement_with_seqs_in_order(
+    service_engine: AsyncEngine,
+) -> None:
+    tenant = uuid.uuid4()
+    autocommit = service_engine.execution_options(isolation_level="AUTOCOMMIT")
+    first = turn(tenant, "s1", "first")
+    first.write_id = uuid.uuid4()
+    async with autocommit.connect() as conn:
+        assert await append_under_caps(conn, first, 10, 1000) is not None
+    retry = turn(tenant, "s1", "first")
+    retry.write_id = first.write_id  # its turn is there already: left to the exact check, which finds it
+    rows = [turn(tenant, "s1", f"turn {i}") for i in range(3)] + [retry]
+    rows += [turn(tenant, "s1", "x" * 300), turn(tenant, "s1", "y" * 700), turn(tenant, "s1", "small")]
+    sent = statements(service_engine)
+    results = await in_one_transaction(
+        service_engine, lambda conn: append_batch_under_caps(conn, rows, 10, 1000)
+    )
+    assert len([s for s in sent if "INSERT INTO session_memories" in s]) == 1
+    # 5 + 3 * 6 + 5 bytes counted (the retry too), then 300 fits and 700 does not: the prefix that fits is written, and
+    # everything after the first row that does not fit is left to the exact check (None).
+    assert [r is not None for r in results] == [True, True, True, False, True, False, False]
+    seqs = [r[0] for r in results if r is not None]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)

@@ -15,7 +15,7 @@ different: the batch may have committed, so its items fail with that error, as a
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -152,6 +152,21 @@ class Coalescer(Generic[T, R]):
             return
         if not pending.done.done():
             pending.done.set_result(result)
+
+
+def distinct_rounds(keys: Sequence[Hashable]) -> list[list[int]]:
+    """Indexes of `keys` in rounds that name each key at most once (a repeat goes to the next round), in
+    submission order inside each round: one statement per round never names a row twice."""
+    out: list[list[int]] = []
+    seen: list[set[Hashable]] = []
+    for i, key in enumerate(keys):
+        level = next((n for n, names in enumerate(seen) if key not in names), len(seen))
+        if level == len(seen):
+            out.append([])
+            seen.append(set())
+        out[level].append(i)
+        seen[level].add(key)
+    return out
 
 
 async def in_one_transaction(engine: AsyncEngine, work: Callable[[AsyncConnection], Awaitable[R]]) -> R:

@@ -15,7 +15,7 @@ from typing import Literal
 import asyncpg
 
 from cairn_contracts.errors import RateLimited
-from cairn_servicekit.batching import Coalescer, CommitFailed, declare_kinds
+from cairn_servicekit.batching import Coalescer, CommitFailed, declare_kinds, distinct_rounds
 
 # Tokens available now: the stored tokens refilled for the time since the last take, capped at the burst.
 # clock_timestamp(), not now(): a transaction that waited on the row lock must not see time run backwards.
@@ -43,20 +43,27 @@ def _take(rate_column: str, burst_column: str) -> str:
     """
 
 
-# The same take for many buckets in one statement: the requests that arrived together (one round trip and
-# one statement instead of one each). Each bucket appears once, and in key order, so two such statements
+# Takes for many buckets in one statement: the requests that arrived together (one round trip and one
+# statement instead of one each). Bucket r asks for r.n tokens and gets all of them or none (`allowed`);
+# a bucket that could not give them all runs its takes again one at a time (`RateLimiter._take_batch`),
+# so exactly as many pass as it holds. Each bucket appears once, and in key order, so two such statements
 # (from two gateway replicas) lock rows in the same order.
 def _take_many(rate_column: str, burst_column: str) -> str:
+    wanted = "(SELECT r.n FROM asked r WHERE r.key_id = b.key_id)"
     return f"""
+    WITH asked AS (
+        SELECT * FROM unnest($1::uuid[], $2::uuid[], $5::int[]) WITH ORDINALITY AS r(key_id, tenant_id, n, o)
+    )
     INSERT INTO rate_buckets AS b (key_id, tokens, allowed, rate, burst, updated_at)
-    SELECT r.key_id, lim.burst - 1, true, lim.rate, lim.burst, clock_timestamp()
-    FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS r(key_id, tenant_id, n),
+    SELECT r.key_id, CASE WHEN lim.burst >= r.n THEN lim.burst - r.n ELSE lim.burst END, lim.burst >= r.n,
+        lim.rate, lim.burst, clock_timestamp()
+    FROM asked r,
     LATERAL (SELECT COALESCE((SELECT {rate_column} FROM tenants WHERE id = r.tenant_id), $3::float8) AS rate,
                     COALESCE((SELECT {burst_column} FROM tenants WHERE id = r.tenant_id), $4::int) AS burst) lim
-    ORDER BY r.n
+    ORDER BY r.o
     ON CONFLICT (key_id) DO UPDATE SET
-        allowed = {_REFILLED} >= 1,
-        tokens = {_REFILLED} - CASE WHEN {_REFILLED} >= 1 THEN 1 ELSE 0 END,
+        allowed = {_REFILLED} >= {wanted},
+        tokens = {_REFILLED} - CASE WHEN {_REFILLED} >= {wanted} THEN {wanted} ELSE 0 END,
         rate = EXCLUDED.rate,
         burst = EXCLUDED.burst,
         updated_at = clock_timestamp()
@@ -90,16 +97,7 @@ def bucket_id(key_id: str, kind: Kind) -> uuid.UUID:
 def rounds(takes: Sequence[_Take]) -> list[list[int]]:
     """Indexes of `takes` in statements that name each bucket once (a repeat goes to the next one), each
     in bucket order."""
-    out: list[list[int]] = []
-    seen: list[set[uuid.UUID]] = []
-    for i, (bucket, _) in enumerate(takes):
-        level = next((n for n, keys in enumerate(seen) if bucket not in keys), len(seen))
-        if level == len(seen):
-            out.append([])
-            seen.append(set())
-        out[level].append(i)
-        seen[level].add(bucket)
-    return [sorted(indexes, key=lambda i: takes[i][0]) for indexes in out]
+    return [sorted(indexes, key=lambda i: takes[i][0]) for indexes in distinct_rounds([t[0] for t in takes])]
 
 
 class RateLimiter:
@@ -130,21 +128,39 @@ class RateLimiter:
         return row
 
     async def _take_batch(self, kind: Kind, takes: Sequence[_Take]) -> list[asyncpg.Record]:
+        """One statement for every bucket of the batch, each asking for all its takes; the takes of a
+        bucket that could not give them all run again one per statement (`rounds`), in arrival order,
+        in the same transaction."""
         default = self._defaults[kind]
+        limits = (default.rate_per_second, default.burst)
         results: list[asyncpg.Record | None] = [None] * len(takes)
+        by_bucket: dict[uuid.UUID, list[int]] = {}
+        for i, (bucket, _) in enumerate(takes):
+            by_bucket.setdefault(bucket, []).append(i)
+        buckets = sorted(by_bucket)
         async with self._pool.acquire() as conn:
             transaction = conn.transaction()
             await transaction.start()
             try:
-                for indexes in rounds(takes):
-                    buckets = [takes[i][0] for i in indexes]
-                    tenants = [takes[i][1] for i in indexes]
+                counts = [len(by_bucket[b]) for b in buckets]
+                tenants = [takes[by_bucket[b][0]][1] for b in buckets]
+                short: list[int] = []
+                for row in await conn.fetch(_TAKE_MANY[kind], buckets, tenants, *limits, counts):
+                    if row["allowed"]:
+                        for i in by_bucket[row["key_id"]]:
+                            results[i] = row
+                    else:
+                        short.extend(by_bucket[row["key_id"]])
+                short.sort()  # arrival order, so the first takes are the ones that pass
+                for indexes in rounds([takes[i] for i in short]):
+                    again = [short[i] for i in indexes]
                     rows = await conn.fetch(
-                        _TAKE_MANY[kind], buckets, tenants, default.rate_per_second, default.burst
-                    )
-                    by_bucket = {row["key_id"]: row for row in rows}
-                    for i in indexes:
-                        results[i] = by_bucket[takes[i][0]]  # the upsert returns every row it names
+                        _TAKE_MANY[kind], [takes[i][0] for i in again], [takes[i][1] for i in again],
+                        *limits, [1] * len(again),
+                    )  # fmt: skip
+                    taken = {row["key_id"]: row for row in rows}
+                    for i in again:
+                        results[i] = taken[takes[i][0]]  # the upsert returns every row it names
             except BaseException:
                 await transaction.rollback()
                 raise

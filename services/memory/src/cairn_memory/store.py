@@ -1,17 +1,19 @@
 """Every query of the memory service. Scoped tables are reached only through `cairn_scope`'s guard."""
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Select, String, bindparam, delete, func, select, text
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.dialects.postgresql import UUID as PgUUID
+from pydantic_core import to_json
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from cairn_contracts.memory import ListMemoriesRequest
 from cairn_scope import Scope, check_scoped, scoped_delete, scoped_select
+from cairn_servicekit.batching import distinct_rounds
 from cairn_storage.models import Memory, Project, SessionMemory, Tenant
 
 
@@ -78,18 +80,93 @@ async def insert_under_quota(conn: AsyncConnection, row: Memory, default_quota: 
     return created
 
 
+# A batch's writes for one (tenant, subject) as one statement: the count row is locked once, and the rows
+# run in submission order. A row counts against the quota only if it would be written (its project is the
+# tenant's, its id is not taken yet), so the k-th such row is written exactly when live + k <= quota: the
+# same rows a sequence of `_REMEMBER`s would write. Ids in one statement are distinct (`distinct_rounds`),
+# and the id check reads under the count row's lock, so no row that passes it can conflict (ON CONFLICT
+# stays as the backstop). Rows travel as one jsonb array: one parameter, encoded once.
+_REMEMBER_MANY = text(
+    """
+    WITH counter AS (
+        INSERT INTO memory_live_counts AS c (tenant_id, subject_id, live)
+        VALUES (:tenant_id, :subject_id, 0)
+        ON CONFLICT (tenant_id, subject_id) DO UPDATE SET live = c.live
+        RETURNING c.live
+    ),
+    wanted AS (
+        SELECT r.*, row_number() OVER (ORDER BY r.n) AS k
+        FROM jsonb_to_recordset(CAST(:rows AS jsonb)) AS r(
+            n int, id uuid, project_id uuid, text text, confidence float8, source text,
+            source_session_id text, tags text[], metadata jsonb
+        )
+        WHERE (r.project_id IS NULL
+               OR EXISTS (SELECT 1 FROM projects WHERE id = r.project_id AND tenant_id = :tenant_id))
+            AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = r.id)
+    )
+    INSERT INTO memories (
+        id, tenant_id, subject_id, project_id, text, confidence, source, source_session_id, tags,
+        metadata, recall_count
+    )
+    SELECT w.id, :tenant_id, :subject_id, w.project_id, w.text, w.confidence, w.source, w.source_session_id,
+        w.tags, w.metadata, 0
+    FROM wanted w, counter
+    WHERE counter.live + w.k
+        <= COALESCE((SELECT memory_quota FROM tenants WHERE id = :tenant_id), :default_quota)
+    ORDER BY w.n
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id, created_at
+    """
+).bindparams(bindparam("tenant_id", type_=PgUUID(as_uuid=True)))
+
+
+def _memory_json(n: int, row: Memory) -> dict[str, Any]:
+    return {
+        "n": n,
+        "id": row.id,
+        "project_id": row.project_id,
+        "text": row.text,
+        "confidence": row.confidence,
+        "source": row.source,
+        "source_session_id": row.source_session_id,
+        "tags": row.tags,
+        "metadata": row.metadata_,
+    }
+
+
+def _groups(rows: Sequence[Any], key: Callable[[Any], tuple[str, ...]]) -> list[list[int]]:
+    """Indexes of `rows` by `key`, groups in key order (count rows are locked in one order, so two batches
+    never deadlock each other), submission order inside each group."""
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for i, row in enumerate(rows):
+        groups.setdefault(key(row), []).append(i)
+    return [groups[k] for k in sorted(groups)]
+
+
+def _subject(row: Memory | SessionMemory) -> tuple[str, ...]:
+    return (str(row.tenant_id), row.subject_id)
+
+
 async def insert_batch_under_quota(
     conn: AsyncConnection, rows: Sequence[Memory], default_quota: int
 ) -> list[datetime | None]:
-    """`insert_under_quota` for each row, inside the one transaction the caller opened on `conn`.
-
-    Rows run in (tenant, subject) order, so two batches lock count rows in the same order and never
-    deadlock each other. A subject's later row sees its earlier rows counted (the trigger runs at the end
-    of each statement), so the quota stays exact inside a batch. Results come back in the given order."""
-    order = sorted(range(len(rows)), key=lambda i: (str(rows[i].tenant_id), rows[i].subject_id))
+    """`insert_under_quota` for each row, inside the one transaction the caller opened on `conn`: one
+    statement per (tenant, subject) of the batch (`_REMEMBER_MANY`), the quota exact across its rows.
+    Results come back in the given order."""
     results: list[datetime | None] = [None] * len(rows)
-    for i in order:
-        results[i] = await insert_under_quota(conn, rows[i], default_quota)
+    for group in _groups(rows, _subject):
+        first = rows[group[0]]
+        for indexes in distinct_rounds([rows[i].id for i in group]):
+            members = [group[i] for i in indexes]
+            params = {
+                "tenant_id": first.tenant_id,
+                "subject_id": first.subject_id,
+                "rows": to_json([_memory_json(n, rows[i]) for n, i in enumerate(members)]).decode(),
+                "default_quota": default_quota,
+            }
+            created = {r.id: r.created_at for r in await conn.execute(_REMEMBER_MANY, params)}
+            for i in members:
+                results[i] = created.get(rows[i].id)
     return results
 
 
@@ -141,18 +218,81 @@ async def append_under_caps(
     return (int(written.seq), written.created_at) if written is not None else None
 
 
+# A batch's appends to one session as one statement. Under the upper-bound counts, the rows that fit are a
+# prefix in submission order (turns and bytes only grow along it); the rest are left to the exact check
+# (None), as on the single path. Each row takes its seq before the insert, in submission order, so the
+# reply maps seqs back to rows (a row whose write id is taken inserts nothing and is left to the exact
+# check too, which finds its turn).
+_APPEND_MANY = text(
+    """
+    WITH counter AS (
+        INSERT INTO session_turn_counts AS c (tenant_id, subject_id, session_id, turns, bytes)
+        VALUES (:tenant_id, :subject_id, :session_id, 0, 0)
+        ON CONFLICT (tenant_id, subject_id, session_id) DO UPDATE SET turns = c.turns
+        RETURNING c.turns, c.bytes
+    ),
+    wanted AS (
+        SELECT r.*, nextval('session_memories_seq_seq') AS seq
+        FROM (
+            SELECT r.*, row_number() OVER (ORDER BY r.n) AS k,
+                sum(octet_length(r.content)) OVER (ORDER BY r.n) AS total
+            FROM jsonb_to_recordset(CAST(:rows AS jsonb)) AS r(
+                n int, role text, content text, metadata jsonb, expires_at timestamptz, write_id uuid
+            )
+            ORDER BY r.n
+        ) r, counter
+        WHERE counter.turns + r.k <= :max_turns AND counter.bytes + r.total <= :max_bytes
+    ),
+    written AS (
+        INSERT INTO session_memories (
+            seq, tenant_id, subject_id, session_id, role, content, metadata, expires_at, write_id
+        )
+        SELECT w.seq, :tenant_id, :subject_id, :session_id, w.role, w.content, w.metadata, w.expires_at,
+            w.write_id
+        FROM wanted w
+        ORDER BY w.n
+        ON CONFLICT (tenant_id, subject_id, write_id) WHERE write_id IS NOT NULL DO NOTHING
+        RETURNING seq, created_at
+    )
+    SELECT w.n, written.seq, written.created_at FROM written JOIN wanted w USING (seq)
+    """
+).bindparams(bindparam("tenant_id", type_=PgUUID(as_uuid=True)))
+
+
+def _turn_json(n: int, row: SessionMemory) -> dict[str, Any]:
+    return {
+        "n": n,
+        "role": row.role,
+        "content": row.content,
+        "metadata": row.metadata_,
+        "expires_at": row.expires_at,
+        "write_id": row.write_id,
+    }
+
+
+def _session(row: SessionMemory) -> tuple[str, ...]:
+    return (str(row.tenant_id), row.subject_id, row.session_id)
+
+
 async def append_batch_under_caps(
     conn: AsyncConnection, rows: Sequence[SessionMemory], max_turns: int, max_bytes: int
 ) -> list[tuple[int, datetime] | None]:
-    """`append_under_caps` for each row, inside the one transaction the caller opened on `conn`, in
-    (tenant, subject, session) order (count rows are locked in one order: no deadlock between batches).
-    A session's turns keep their submission order, so their seqs do too."""
-    order = sorted(
-        range(len(rows)), key=lambda i: (str(rows[i].tenant_id), rows[i].subject_id, rows[i].session_id)
-    )
+    """`append_under_caps` for each row, inside the one transaction the caller opened on `conn`: one
+    statement per session of the batch (`_APPEND_MANY`), sessions in (tenant, subject, session) order. A
+    session's turns keep their submission order, so their seqs do too."""
     results: list[tuple[int, datetime] | None] = [None] * len(rows)
-    for i in order:
-        results[i] = await append_under_caps(conn, rows[i], max_turns, max_bytes)
+    for group in _groups(rows, _session):
+        first = rows[group[0]]
+        params = {
+            "tenant_id": first.tenant_id,
+            "subject_id": first.subject_id,
+            "session_id": first.session_id,
+            "rows": to_json([_turn_json(n, rows[i]) for n, i in enumerate(group)]).decode(),
+            "max_turns": max_turns,
+            "max_bytes": max_bytes,
+        }
+        for written in await conn.execute(_APPEND_MANY, params):
+            results[group[written.n]] = (int(written.seq), written.created_at)
     return results
 
 
