@@ -85,9 +85,10 @@ async def insert_under_quota(conn: AsyncConnection, row: Memory, default_quota: 
 # tenant's, its id is not taken yet), so the k-th such row is written exactly when live + k <= quota: the
 # same rows a sequence of `_REMEMBER`s would write. Ids in one statement are distinct (`distinct_rounds`),
 # and the id check reads under the count row's lock, so no row that passes it can conflict (ON CONFLICT
-# stays as the backstop). Rows travel as one jsonb array: one parameter, encoded once. The taken ids are
-# read once, by primary key (`= ANY` of the ids): as NOT EXISTS, the planner made it an anti-join that
-# scanned the subject's rows, its estimate of the recordset being 100 rows.
+# stays as the backstop). Rows travel as one jsonb array: one parameter, encoded once. The id check is a
+# scalar subquery, a primary-key probe per row: as NOT EXISTS the planner made it a hash anti-join over
+# the subject's rows, and `id = ANY(ids)` became a sequential scan in the generic plan (the recordset is
+# estimated at 100 rows, an array parameter at 10).
 _REMEMBER_MANY = text(
     """
     WITH counter AS (
@@ -104,7 +105,7 @@ _REMEMBER_MANY = text(
         )
         WHERE (r.project_id IS NULL
                OR EXISTS (SELECT 1 FROM projects WHERE id = r.project_id AND tenant_id = :tenant_id))
-            AND r.id <> ALL (ARRAY(SELECT m.id FROM memories m WHERE m.id = ANY (CAST(:ids AS uuid[]))))
+            AND (SELECT m.id FROM memories m WHERE m.id = r.id) IS NULL
     )
     INSERT INTO memories (
         id, tenant_id, subject_id, project_id, text, confidence, source, source_session_id, tags,
@@ -164,7 +165,6 @@ async def insert_batch_under_quota(
                 "tenant_id": first.tenant_id,
                 "subject_id": first.subject_id,
                 "rows": to_json([_memory_json(n, rows[i]) for n, i in enumerate(members)]).decode(),
-                "ids": [rows[i].id for i in members],
                 "default_quota": default_quota,
             }
             created = {r.id: r.created_at for r in await conn.execute(_REMEMBER_MANY, params)}
