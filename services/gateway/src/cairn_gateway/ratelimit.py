@@ -48,16 +48,17 @@ def _take(rate_column: str, burst_column: str) -> str:
 # a bucket that could not give them all runs its takes again one at a time (`RateLimiter._take_batch`),
 # so exactly as many pass as it holds. Each bucket appears once, and in key order, so two such statements
 # (from two gateway replicas) lock rows in the same order.
+#
+# The tokens asked for reach the DO UPDATE through EXCLUDED (it holds only table columns): the new-bucket
+# row is (tokens = burst - n, allowed) when n <= burst, so n = EXCLUDED.burst - EXCLUDED.tokens; when
+# n > burst no bucket can give n (tokens never exceed the burst), and the take asks for infinity.
 def _take_many(rate_column: str, burst_column: str) -> str:
-    wanted = "(SELECT r.n FROM asked r WHERE r.key_id = b.key_id)"
+    wanted = "CASE WHEN EXCLUDED.allowed THEN EXCLUDED.burst - EXCLUDED.tokens ELSE 'Infinity'::float8 END"
     return f"""
-    WITH asked AS (
-        SELECT * FROM unnest($1::uuid[], $2::uuid[], $5::int[]) WITH ORDINALITY AS r(key_id, tenant_id, n, o)
-    )
     INSERT INTO rate_buckets AS b (key_id, tokens, allowed, rate, burst, updated_at)
     SELECT r.key_id, CASE WHEN lim.burst >= r.n THEN lim.burst - r.n ELSE lim.burst END, lim.burst >= r.n,
         lim.rate, lim.burst, clock_timestamp()
-    FROM asked r,
+    FROM unnest($1::uuid[], $2::uuid[], $5::int[]) WITH ORDINALITY AS r(key_id, tenant_id, n, o),
     LATERAL (SELECT COALESCE((SELECT {rate_column} FROM tenants WHERE id = r.tenant_id), $3::float8) AS rate,
                     COALESCE((SELECT {burst_column} FROM tenants WHERE id = r.tenant_id), $4::int) AS burst) lim
     ORDER BY r.o

@@ -154,13 +154,17 @@ async def insert_batch_under_quota(
     conn: AsyncConnection, rows: Sequence[Memory], default_quota: int
 ) -> list[datetime | None]:
     """`insert_under_quota` for each row, inside the one transaction the caller opened on `conn`: one
-    statement per (tenant, subject) of the batch (`_REMEMBER_MANY`), the quota exact across its rows.
+    statement per (tenant, subject) of the batch (`_REMEMBER_MANY`, or `_REMEMBER` for a subject's only
+    row), the quota exact across its rows.
     Results come back in the given order."""
     results: list[datetime | None] = [None] * len(rows)
     for group in _groups(rows, _subject):
         first = rows[group[0]]
         for indexes in distinct_rounds([rows[i].id for i in group]):
             members = [group[i] for i in indexes]
+            if len(members) == 1:  # the lighter single-row statement (most groups, with many agents)
+                results[members[0]] = await insert_under_quota(conn, rows[members[0]], default_quota)
+                continue
             params = {
                 "tenant_id": first.tenant_id,
                 "subject_id": first.subject_id,
@@ -281,11 +285,15 @@ async def append_batch_under_caps(
     conn: AsyncConnection, rows: Sequence[SessionMemory], max_turns: int, max_bytes: int
 ) -> list[tuple[int, datetime] | None]:
     """`append_under_caps` for each row, inside the one transaction the caller opened on `conn`: one
-    statement per session of the batch (`_APPEND_MANY`), sessions in (tenant, subject, session) order. A
+    statement per session of the batch (`_APPEND_MANY`, or `_APPEND` for a session's only turn), sessions
+    in (tenant, subject, session) order. A
     session's turns keep their submission order, so their seqs do too."""
     results: list[tuple[int, datetime] | None] = [None] * len(rows)
     for group in _groups(rows, _session):
         first = rows[group[0]]
+        if len(group) == 1:  # the lighter single-row statement (most groups, with many sessions)
+            results[group[0]] = await append_under_caps(conn, first, max_turns, max_bytes)
+            continue
         params = {
             "tenant_id": first.tenant_id,
             "subject_id": first.subject_id,
