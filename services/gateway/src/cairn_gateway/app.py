@@ -65,7 +65,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         )
         nc = await connect_nats(settings, "gateway")
         box = secret_box(settings.provider_secrets_key)
-        store = IdentityStore(sessionmaker, box)
+        store = IdentityStore(sessionmaker, box, key_pool=limiter_pool)
         services = ServiceClient(nc, settings.scope_signer, settings.request_timeout_seconds)
         temporal = TemporalProbe(settings.temporal_address, settings.temporal_namespace)
         probes = httpx.AsyncClient()

@@ -1,5 +1,6 @@
 """Authentication: a bearer key becomes a KeyIdentity, cached briefly so a lookup is not paid per request."""
 
+import asyncio
 import time
 from collections import OrderedDict
 
@@ -44,6 +45,9 @@ class Authenticator:
     def __init__(self, store: IdentityStore, cache: KeyCache) -> None:
         self._store = store
         self.cache = cache
+        # One lookup per key hash at a time: an agent's concurrent requests that find its entry expired
+        # share the one query instead of each running it.
+        self._lookups: dict[str, asyncio.Task[KeyIdentity | None]] = {}
 
     async def authenticate(self, authorization: str | None) -> KeyIdentity:
         if not authorization or not authorization.startswith("Bearer "):
@@ -54,8 +58,21 @@ class Authenticator:
         hashed = key_hash(token)
         hit, identity = self.cache.get(hashed)
         if not hit:
-            identity = await self._store.key_identity(hashed)
-            self.cache.put(hashed, identity)
+            identity = await self._lookup(hashed)
         if identity is None:
             raise Unauthenticated(UNAUTHENTICATED_MESSAGE)
         return identity
+
+    async def _lookup(self, hashed: str) -> KeyIdentity | None:
+        lookup = self._lookups.get(hashed)
+        if lookup is None:
+            lookup = asyncio.create_task(self._store.key_identity(hashed))
+            self._lookups[hashed] = lookup
+            lookup.add_done_callback(lambda done: self._finished(hashed, done))
+        return await asyncio.shield(lookup)  # a caller that goes away leaves the lookup to the others
+
+    def _finished(self, hashed: str, lookup: "asyncio.Task[KeyIdentity | None]") -> None:
+        if self._lookups.get(hashed) is lookup:
+            del self._lookups[hashed]
+        if not lookup.cancelled() and lookup.exception() is None:
+            self.cache.put(hashed, lookup.result())

@@ -4,6 +4,7 @@ import uuid
 from datetime import date
 from typing import Any
 
+import asyncpg
 from sqlalchemy import func, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -114,10 +115,22 @@ def audit_out(row: AuditEvent) -> audit.AuditEvent:
     )
 
 
+# The per-request key lookup (on a cache miss) as one prepared statement on a plain pool: through the ORM
+# it took a session, a BEGIN and a ROLLBACK, and when a burst of keys expired together, overflow
+# connections opened (and closed) for it.
+_KEY_IDENTITY = "SELECT id, tenant_id, role, agent_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL"
+
+
 class IdentityStore:
-    def __init__(self, sessionmaker: async_sessionmaker[AsyncSession], box: SecretBox | None = None) -> None:
+    def __init__(
+        self,
+        sessionmaker: async_sessionmaker[AsyncSession],
+        box: SecretBox | None = None,
+        key_pool: asyncpg.Pool | None = None,
+    ) -> None:
         self._sm = sessionmaker
         self._box = box
+        self._key_pool = key_pool
 
     async def save_providers(
         self, tenant_id: str, update: contract.TenantProvidersUpdate
@@ -136,6 +149,17 @@ class IdentityStore:
 
     async def key_identity(self, hashed: str) -> KeyIdentity | None:
         """The live key with this hash (an index lookup, no secret comparison), or None."""
+        if self._key_pool is not None:
+            async with self._key_pool.acquire() as conn:
+                found = await conn.fetchrow(_KEY_IDENTITY, hashed)
+            if found is None:
+                return None
+            return KeyIdentity(
+                key_id=str(found["id"]),
+                tenant_id=str(found["tenant_id"]) if found["tenant_id"] else None,
+                role=Role(found["role"]),
+                agent_id=found["agent_id"],
+            )
         async with self._sm() as session:
             row = (
                 await session.execute(
