@@ -219,4 +219,5 @@ async def test_a_sessions_appends_in_a_batch_are_one_statement_with_seqs_in_orde
     # everything after the first row that does not fit is left to the exact check (None).
     assert [r is not None for r in results] == [True, True, True, False, True, False, False]
     seqs = [r[0] for r in results if r is not None]
-    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    assert seqs == sorted(seqs)
+    assert len(set(seqs)) == len(seqs)

@@ -118,7 +118,9 @@ def audit_out(row: AuditEvent) -> audit.AuditEvent:
 # The per-request key lookup (on a cache miss) as one prepared statement on a plain pool: through the ORM
 # it took a session, a BEGIN and a ROLLBACK, and when a burst of keys expired together, overflow
 # connections opened (and closed) for it.
-_KEY_IDENTITY = "SELECT id, tenant_id, role, agent_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL"
+_KEY_IDENTITY = (
+    "SELECT id, tenant_id, role, agent_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL"
+)
 
 
 class IdentityStore:

@@ -5,10 +5,10 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
+from pydantic_core import to_json
 from sqlalchemy import Select, String, bindparam, delete, func, select, text
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.dialects.postgresql import UUID as PgUUID
-from pydantic_core import to_json
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from cairn_contracts.memory import ListMemoriesRequest
