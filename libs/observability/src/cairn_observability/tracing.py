@@ -8,10 +8,11 @@ placeholders (never the bound parameters), and NATS spans record the subject onl
 from __future__ import annotations
 
 import logging
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace
-from opentelemetry.trace import Span
+from opentelemetry.trace import Span, SpanKind
 
 from cairn_observability.settings import TelemetrySettings
 
@@ -65,6 +66,16 @@ def shutdown_tracing() -> None:
     """Flush and stop the exporter (spans still queued are sent)."""
     if _provider is not None:
         _provider.shutdown()
+
+
+def pool_statement(statement: str) -> AbstractContextManager[Span]:
+    """A client span for one statement on a plain asyncpg pool (`cairn_storage.pool`), which the engine
+    instrumentation never sees; like it, it records the statement text and never its parameters."""
+    return tracer().start_as_current_span(
+        statement.split(None, 1)[0],
+        kind=SpanKind.CLIENT,
+        attributes={"db.system": "postgresql", "db.statement": statement},
+    )
 
 
 def instrument_engine(engine: AsyncEngine) -> None:

@@ -22,6 +22,7 @@ from cairn_contracts.identity import Role
 from cairn_contracts.usage import UsageDay
 from cairn_gateway.keys import display_prefix, key_hash, new_key
 from cairn_gateway.repo_url import repo_key
+from cairn_observability.tracing import pool_statement
 from cairn_providers import SecretBox, save_providers
 from cairn_providers.config import describe
 from cairn_scope import KeyIdentity
@@ -153,7 +154,8 @@ class IdentityStore:
         """The live key with this hash (an index lookup, no secret comparison), or None."""
         if self._key_pool is not None:
             async with self._key_pool.acquire() as conn:
-                found = await conn.fetchrow(_KEY_IDENTITY, hashed)
+                with pool_statement(_KEY_IDENTITY):
+                    found = await conn.fetchrow(_KEY_IDENTITY, hashed)
             if found is None:
                 return None
             return KeyIdentity(

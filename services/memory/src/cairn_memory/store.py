@@ -83,9 +83,13 @@ async def insert_under_quota(conn: AsyncConnection, row: Memory, default_quota: 
 # A batch's writes for one (tenant, subject) as one statement: the count row is locked once, and the rows
 # run in submission order. A row counts against the quota only if it would be written (its project is the
 # tenant's, its id is not taken yet), so the k-th such row is written exactly when live + k <= quota: the
-# same rows a sequence of `_REMEMBER`s would write. Ids in one statement are distinct (`distinct_rounds`),
-# and the id check reads under the count row's lock, so no row that passes it can conflict (ON CONFLICT
-# stays as the backstop). Rows travel as one jsonb array: one parameter, encoded once. The id check is a
+# same rows a sequence of `_REMEMBER`s would write. Ids in one statement are distinct (`distinct_rounds`).
+# The id check reads the statement's snapshot, taken before the count row's lock was granted, so a retry
+# of the same write committed by another batch meanwhile passes it, is counted, and then inserts nothing
+# (ON CONFLICT): a later row could be refused one short of the quota. So the rows a first statement left
+# out run once more (`insert_batch_under_quota`): the lock is held by then, the new statement's snapshot
+# sees every committed row of the subject, and its answer is exact. Rows travel as one jsonb array: one
+# parameter, encoded once. The id check is a
 # scalar subquery, a primary-key probe per row: as NOT EXISTS the planner made it a hash anti-join over
 # the subject's rows, and `id = ANY(ids)` became a sequential scan in the generic plan (the recordset is
 # estimated at 100 rows, an array parameter at 10).
@@ -155,7 +159,7 @@ async def insert_batch_under_quota(
 ) -> list[datetime | None]:
     """`insert_under_quota` for each row, inside the one transaction the caller opened on `conn`: one
     statement per (tenant, subject) of the batch (`_REMEMBER_MANY`, or `_REMEMBER` for a subject's only
-    row), the quota exact across its rows.
+    row; a second pass for the rows the first left out), the quota exact across its rows.
     Results come back in the given order."""
     results: list[datetime | None] = [None] * len(rows)
     for group in _groups(rows, _subject):
@@ -165,15 +169,20 @@ async def insert_batch_under_quota(
             if len(members) == 1:  # the lighter single-row statement (most groups, with many agents)
                 results[members[0]] = await insert_under_quota(conn, rows[members[0]], default_quota)
                 continue
-            params = {
-                "tenant_id": first.tenant_id,
-                "subject_id": first.subject_id,
-                "rows": to_json([_memory_json(n, rows[i]) for n, i in enumerate(members)]).decode(),
-                "default_quota": default_quota,
-            }
-            created = {r.id: r.created_at for r in await conn.execute(_REMEMBER_MANY, params)}
-            for i in members:
-                results[i] = created.get(rows[i].id)
+            left = members
+            for _ in range(2):  # the second pass is exact (see _REMEMBER_MANY)
+                params = {
+                    "tenant_id": first.tenant_id,
+                    "subject_id": first.subject_id,
+                    "rows": to_json([_memory_json(n, rows[i]) for n, i in enumerate(left)]).decode(),
+                    "default_quota": default_quota,
+                }
+                created = {r.id: r.created_at for r in await conn.execute(_REMEMBER_MANY, params)}
+                for i in left:
+                    results[i] = created.get(rows[i].id)
+                left = [i for i in left if results[i] is None]
+                if not left:
+                    break
     return results
 
 
