@@ -32,11 +32,12 @@ PERMISSION_HINT = (
     "dir under pytest's tmp_path; use tempfile.mkdtemp() instead."
 )
 
-# Sized for the embedded default on a small box, not PostgreSQL's 128 MB toy default: at 128 MB a large
+# Sized for the embedded default on this 24 GB box, not PostgreSQL's 128 MB toy default: at 128 MB a large
 # subject's own HNSW graph (tens of MB) did not stay cached, and its ANN scan read ~2,000 pages from the OS
-# per query (bench/recall_scale.py plan). Shared memory is touched lazily, so a small test stack costs
-# nothing extra. Explicit `settings` override these.
-DEFAULT_SETTINGS = {"shared_buffers": "1GB", "effective_cache_size": "4GB"}
+# per query; at 1 GB a 700k-row table (bench/recall_scale.py) outgrew the buffers and a large subject's BM25
+# read its scattered heap pages from the OS on every query (keyword p50 14 -> 49 ms). Shared memory is
+# touched lazily, so a small test stack costs nothing extra. Explicit `settings` override these.
+DEFAULT_SETTINGS = {"shared_buffers": "4GB", "effective_cache_size": "12GB"}
 
 # Linux allows 107 bytes for a socket path; postgres appends "/.s.PGSQL.<port>".
 _MAX_SOCKET_DIR = 107 - len("/.s.PGSQL.65535")

@@ -59,10 +59,10 @@ class RecallService:
         publish_hot: HotPublisher,
         subject_indexes: SubjectIndexes,
         meter: UsageMeter,
-        subject_ann: async_sessionmaker[AsyncSession] | None = None,
+        subject_ann: async_sessionmaker[AsyncSession],
     ) -> None:
         """`subject_ann`: AUTOCOMMIT sessions of a pool whose connections carry `subject_ann_options`, for
-        large subjects' vector reads (without it they set the options in a transaction each time)."""
+        the reads of large subjects (vector and keyword), planned with their bound values."""
         self._meter = meter
         self._subject_ann = subject_ann
         self._subject_ann_ef_search = subject_ann_ef_search(settings, settings.recall_pool_min)
@@ -191,7 +191,7 @@ class RecallService:
         if not indexed:
             return await self._unindexed_semantic(scope, req, vector, candidates, pool)
         ef_search = subject_ann_ef_search(settings, pool)
-        if self._subject_ann is not None and ef_search == self._subject_ann_ef_search:
+        if ef_search == self._subject_ann_ef_search:
             # The pool's connections carry exactly these options: one round trip, no transaction.
             async with self._subject_ann() as session:
                 found = await RecallStore(session).ann(scope, vector, candidates, pool, req.project_id)
@@ -213,9 +213,11 @@ class RecallService:
         if req.mode == "semantic" or req.include_superseded:
             return []
         settings = self._settings
-        async with self._reads() as session:
-            # The subject's GIN index serves the large-subject path inside `cairn_keyword_candidates`,
-            # which plans with constants itself: this side needs no transaction-local option.
+        # A large subject's BM25 statement runs with custom plans (the subject-ANN pool forces them): the
+        # generic plan PostgreSQL switches to after five executions of the prepared statement took 55 ms
+        # where the custom plan takes 2 (20k-row subject in a 700k-row table, bench/recall_scale.py).
+        # Its GIN index serves it inside `cairn_keyword_candidates`.
+        async with (self._subject_ann if indexed else self._reads)() as session:
             lexemes = await self._lexemes(session, req.query)
             statement = keyword_statement(
                 scope,

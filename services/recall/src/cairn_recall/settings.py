@@ -33,8 +33,9 @@ class RecallSettings(ServiceSettings):
     # Measured on the bench's clustered 20k-row subject (m 16, ef_construction 200): ef_search 100 -> own-top-10
     # recall 0.89, 200 -> 0.975, 400 -> 0.996 at ~5 ms. The pool size wins when it is larger.
     subject_index_ef_search: int = 400
-    # Connections of the pool that serves only large subjects' vector reads (with the ANN options above).
-    subject_ann_pool_size: int = 5
+    # Connections of the pool that serves only large subjects' reads (vector and keyword: two per recall),
+    # whose connections carry the ANN options above and plan with bound values.
+    subject_ann_pool_size: int = 8
     # BM25 statistics of large subjects (cairn_recall.term_stats), per recall replica.
     subject_term_stats_ttl_seconds: float = 120.0
     subject_term_stats_max_entries: int = 100_000
