@@ -34,9 +34,9 @@ PERMISSION_HINT = (
 
 # Sized for the embedded default on this 24 GB box, not PostgreSQL's 128 MB toy default: at 128 MB a large
 # subject's own HNSW graph (tens of MB) did not stay cached, and its ANN scan read ~2,000 pages from the OS
-# per query; at 1 GB a 700k-row table (bench/recall_scale.py) outgrew the buffers and a large subject's BM25
-# read its scattered heap pages from the OS on every query (keyword p50 14 -> 49 ms). Shared memory is
-# touched lazily, so a small test stack costs nothing extra. Explicit `settings` override these.
+# per query; at 1 GB bench/recall_scale.py's 700k-row table (about 2 GB with its indexes) did not fit
+# either, and a large subject's scattered heap pages came from the OS (`read=` in its plans). Shared memory
+# is touched lazily, so a small test stack costs nothing extra. Explicit `settings` override these.
 DEFAULT_SETTINGS = {"shared_buffers": "4GB", "effective_cache_size": "12GB"}
 
 # Linux allows 107 bytes for a socket path; postgres appends "/.s.PGSQL.<port>".
