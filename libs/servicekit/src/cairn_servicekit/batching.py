@@ -17,7 +17,7 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from prometheus_client import Counter, Histogram
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -169,17 +169,30 @@ def distinct_rounds(keys: Sequence[Hashable]) -> list[list[int]]:
     return out
 
 
+class Transaction(Protocol):
+    """An open transaction (SQLAlchemy's `AsyncTransaction`, asyncpg's `Transaction`)."""
+
+    async def commit(self) -> None: ...
+
+    async def rollback(self) -> None: ...
+
+
+async def committed(transaction: Transaction, work: Callable[[], Awaitable[R]]) -> R:
+    """`work` in the open `transaction`, then COMMIT: rolled back if `work` fails, and `CommitFailed` if
+    the COMMIT itself fails (the outcome is unknown, so a batch must fail every item)."""
+    try:
+        result = await work()
+    except BaseException:
+        await transaction.rollback()
+        raise
+    try:
+        await transaction.commit()
+    except Exception as exc:
+        raise CommitFailed(exc) from exc
+    return result
+
+
 async def in_one_transaction(engine: AsyncEngine, work: Callable[[AsyncConnection], Awaitable[R]]) -> R:
     """`work` on one connection in one transaction; a failed COMMIT raises `CommitFailed`."""
     async with engine.connect() as conn:
-        transaction = await conn.begin()
-        try:
-            result = await work(conn)
-        except BaseException:
-            await transaction.rollback()
-            raise
-        try:
-            await transaction.commit()
-        except Exception as exc:
-            raise CommitFailed(exc) from exc
-        return result
+        return await committed(await conn.begin(), lambda: work(conn))

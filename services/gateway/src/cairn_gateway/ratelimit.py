@@ -15,7 +15,7 @@ from typing import Literal
 import asyncpg
 
 from cairn_contracts.errors import RateLimited
-from cairn_servicekit.batching import Coalescer, CommitFailed, declare_kinds, distinct_rounds
+from cairn_servicekit.batching import Coalescer, committed, declare_kinds, distinct_rounds
 
 # Tokens available now: the stored tokens refilled for the time since the last take, capped at the burst.
 # clock_timestamp(), not now(): a transaction that waited on the row lock must not see time run backwards.
@@ -139,36 +139,32 @@ class RateLimiter:
         for i, (bucket, _) in enumerate(takes):
             by_bucket.setdefault(bucket, []).append(i)
         buckets = sorted(by_bucket)
+
+        async def take_all(conn: asyncpg.Connection) -> None:
+            counts = [len(by_bucket[b]) for b in buckets]
+            tenants = [takes[by_bucket[b][0]][1] for b in buckets]
+            short: list[int] = []
+            for row in await conn.fetch(_TAKE_MANY[kind], buckets, tenants, *limits, counts):
+                if row["allowed"]:
+                    for i in by_bucket[row["key_id"]]:
+                        results[i] = row
+                else:
+                    short.extend(by_bucket[row["key_id"]])
+            short.sort()  # arrival order, so the first takes are the ones that pass
+            for indexes in rounds([takes[i] for i in short]):
+                again = [short[i] for i in indexes]
+                rows = await conn.fetch(
+                    _TAKE_MANY[kind], [takes[i][0] for i in again], [takes[i][1] for i in again],
+                    *limits, [1] * len(again),
+                )  # fmt: skip
+                taken = {row["key_id"]: row for row in rows}
+                for i in again:
+                    results[i] = taken[takes[i][0]]  # the upsert returns every row it names
+
         async with self._pool.acquire() as conn:
             transaction = conn.transaction()
             await transaction.start()
-            try:
-                counts = [len(by_bucket[b]) for b in buckets]
-                tenants = [takes[by_bucket[b][0]][1] for b in buckets]
-                short: list[int] = []
-                for row in await conn.fetch(_TAKE_MANY[kind], buckets, tenants, *limits, counts):
-                    if row["allowed"]:
-                        for i in by_bucket[row["key_id"]]:
-                            results[i] = row
-                    else:
-                        short.extend(by_bucket[row["key_id"]])
-                short.sort()  # arrival order, so the first takes are the ones that pass
-                for indexes in rounds([takes[i] for i in short]):
-                    again = [short[i] for i in indexes]
-                    rows = await conn.fetch(
-                        _TAKE_MANY[kind], [takes[i][0] for i in again], [takes[i][1] for i in again],
-                        *limits, [1] * len(again),
-                    )  # fmt: skip
-                    taken = {row["key_id"]: row for row in rows}
-                    for i in again:
-                        results[i] = taken[takes[i][0]]  # the upsert returns every row it names
-            except BaseException:
-                await transaction.rollback()
-                raise
-            try:
-                await transaction.commit()
-            except Exception as exc:
-                raise CommitFailed(exc) from exc
+            await committed(transaction, lambda: take_all(conn))
         return [row for row in results if row is not None]  # all of them (KeyError above otherwise)
 
     async def take(self, key_id: str, tenant_id: str | None, kind: Kind = "write") -> None:
