@@ -1,7 +1,7 @@
 """Train the learned durable-fact decision from the dev split of dataset_v2 (never from test).
 
     .venv/bin/python services/promotion/eval/train_durable.py [--dataset PATH] [--out PATH]
-        [--longmemeval [PATH]]
+        [--longmemeval [PATH]] [--repeats N] [--oracle] [--errors]
 
 Every clause the offline pipeline reads in a dev session is one example: positive when its
 self-contained rewrite matches one of the session's labelled facts (the eval's own matcher), else
@@ -69,6 +69,10 @@ LAMBDAS = (0.1, 0.3, 1.0, 3.0, 10.0)
 SCALES = (1.0, 4.0, 10.0)
 THRESHOLDS = tuple(round(0.2 + 0.025 * i, 3) for i in range(25))
 FOLDS = 5
+# `--repeats N` averages cross-validation over N fold assignments (a steadier judge of a change: one
+# assignment of ~100 dev sessions moves F1 by a few points). The shipped artifact uses the single original
+# assignment; with 3 the choice moves to lambda 0.3 / threshold 0.35, a tie on test (eval README).
+REPEATS = 1
 MATCH = 0.5
 CONTAINMENT = 0.6
 
@@ -187,8 +191,23 @@ def design(embeddings: Array, cheap: Array, mean: Array, std: Array) -> Array:
     return np.hstack([embeddings, (cheap - mean) / std, np.ones((len(cheap), 1))])
 
 
-def fold_of(session_id: str) -> int:
-    return int(hashlib.sha256(session_id.encode()).hexdigest(), 16) % FOLDS
+def out_of_fold(
+    embeddings: Array, cheap: Array, y: Array, weight: Array, folds: npt.NDArray[np.int64], lam: float
+) -> Array:
+    """Each dev example's probability from the model fitted on the other folds (extra examples: 0)."""
+    oof = np.zeros(len(y))
+    for k in range(FOLDS):
+        # Weight-0 examples are left out altogether, so that they do not move the standardisation either.
+        train, held = (folds != k) & (weight > 0), folds == k
+        mean, std = cheap[train].mean(0), cheap[train].std(0) + 1e-6
+        w = fit(design(embeddings[train], cheap[train], mean, std), y[train], lam, weight[train])
+        oof[held] = 1 / (1 + np.exp(-(design(embeddings[held], cheap[held], mean, std) @ w)))
+    return np.clip(oof, 1e-6, 1 - 1e-6)
+
+
+def fold_of(session_id: str, repeat: int = 0) -> int:
+    salt = f"{repeat}:" if repeat else ""  # repeat 0 is the original assignment
+    return int(hashlib.sha256(f"{salt}{session_id}".encode()).hexdigest(), 16) % FOLDS
 
 
 def print_errors(
@@ -250,6 +269,12 @@ def main() -> None:
         const=str(LONGMEMEVAL),
         help="also train on weak labels from this LongMemEval-S file (off by default; see the docstring)",
     )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=REPEATS,
+        help="fold assignments the cross-validated choice is averaged over",
+    )
     parser.add_argument("--errors", action="store_true", help="print the dev cross-validation errors")
     parser.add_argument(
         "--oracle", action="store_true", help="print the oracle recall of dev and extra; no training"
@@ -283,7 +308,11 @@ def main() -> None:
     y = np.asarray([e.label for e in exs], dtype=np.float64)
     is_weak = np.asarray([e.session >= len(dev) + len(extra) for e in exs])
     # Extra and weak examples train in every fold and are never scored; dev is scored out of fold.
-    folds = np.asarray([fold_of(dev[e.session].id) if e.session < len(dev) else -1 for e in exs])
+    fold_sets = [
+        np.asarray([fold_of(dev[e.session].id, r) if e.session < len(dev) else -1 for e in exs])
+        for r in range(args.repeats)
+    ]
+    folds = fold_sets[0]
     scored = np.asarray([e.session < len(dev) for e in exs])
     print(
         f"dev sessions={len(dev)} extra sessions={len(extra)} clauses={len(exs)} positives={int(y.sum())} "
@@ -299,21 +328,18 @@ def main() -> None:
             continue
         embeddings = raw_embeddings * scale
         weight = np.where(is_weak, weak_weight, 1.0)
-        oof = np.zeros(len(exs))
-        for k in range(FOLDS):
-            # Weight-0 examples are left out altogether, so that they do not move the standardisation either.
-            train, held = (folds != k) & (weight > 0), folds == k
-            mean, std = cheap[train].mean(0), cheap[train].std(0) + 1e-6
-            w = fit(design(embeddings[train], cheap[train], mean, std), y[train], lam, weight[train])
-            oof[held] = 1 / (1 + np.exp(-(design(embeddings[held], cheap[held], mean, std) @ w)))
-        oof = np.clip(oof, 1e-6, 1 - 1e-6)
+        oofs = [out_of_fold(embeddings, cheap, y, weight, f, lam) for f in fold_sets]
         for t in THRESHOLDS:
-            report = pipeline_report(dev, dev_exs, oof[scored], t)
-            ok = report.precision >= MIN_PRECISION
+            # Averaged over the fold assignments: one assignment of ~100 sessions is a noisy judge.
+            reports = [pipeline_report(dev, dev_exs, oof[scored], t) for oof in oofs]
+            precision = float(np.mean([r.precision for r in reports]))
+            recall = float(np.mean([r.recall for r in reports]))
+            f1 = float(np.mean([r.f1 for r in reports]))
+            ok = precision >= MIN_PRECISION
             key = (
-                report.f1 if ok else report.f1 - 1.0,
-                report.precision,
-                report.recall,
+                f1 if ok else f1 - 1.0,
+                precision,
+                recall,
                 lam,
                 t,
                 scale,
@@ -343,7 +369,12 @@ def main() -> None:
         "longmemeval_weak": f"{len(weak)} clauses, weight {weak_weight}",
         "lambda": lam,
         "threshold": threshold,
-        "cv": {"precision": round(precision, 3), "recall": round(recall, 3), "folds": FOLDS},
+        "cv": {
+            "precision": round(precision, 3),
+            "recall": round(recall, 3),
+            "folds": FOLDS,
+            "repeats": args.repeats,
+        },
         "cheap_features": cheap_feature_names(),
         "mean": [round(float(v), 6) for v in mean],
         "std": [round(float(v), 6) for v in std],

@@ -253,6 +253,21 @@ class TestNormalise:
     def test_first_person_becomes_third_person(self, clause: str, expected: str) -> None:
         assert normalise(clause) == expected
 
+    @pytest.mark.parametrize(
+        ("clause", "expected"),
+        [
+            (
+                "We adopted a rescue greyhound last spring, his name is Biscuit.",
+                "The user's family adopted a rescue greyhound last spring, named Biscuit",
+            ),
+            ("I have a cat, her name's Miso", "The user has a cat, named Miso"),
+            ("my sister's name is Ana", "The user's sister's name is Ana"),
+        ],
+    )
+    def test_a_name_after_a_comma_loses_its_pronoun(self, clause: str, expected: str) -> None:
+        # "his name is Biscuit" read on its own has no referent; "named Biscuit" keeps it with its noun.
+        assert normalise(clause) == expected
+
     def test_assistant_text_is_only_tidied(self) -> None:
         assert (
             normalise("Decision: we keep WAL for 7 days.", role="assistant")

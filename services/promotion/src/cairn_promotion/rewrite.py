@@ -25,6 +25,9 @@ _YOU_VERB = re.compile(
     re.IGNORECASE,
 )
 
+# "We adopted a greyhound, his name is Biscuit": the pronoun has no referent once the fact stands alone.
+_NAME_APPOSITION = re.compile(r",\s+(?:his|her|its|their)\s+name(?:'s|\s+is)\s+(?=\w)", re.IGNORECASE)
+
 _IMPERATIVE_HEAD = (
     r"(?:give|use|keep|show|put|send|schedule|book|skip|avoid|write|add|include|make|format|reply|answer|"
     r"default|tag|ping|loop|stop|remind|list|explain|suggest|recommend|mention|leave|point|turn|set|cc|"
@@ -104,6 +107,7 @@ def normalise(text: str, role: str = "user") -> str:
     """
     text = " ".join(DISCOURSE_PREFIX.sub("", text).split())
     text = _TRAILING_FILLER.sub("", text).rstrip(" .!,;:")
+    text = _NAME_APPOSITION.sub(", named ", text)
     if role != "assistant":
         text = _rewrite_subject(text)
         head, _, rest = text.partition(" ")
