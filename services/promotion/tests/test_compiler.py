@@ -256,6 +256,22 @@ class TestNormalise:
     @pytest.mark.parametrize(
         ("clause", "expected"),
         [
+            ("we never deploy on Fridays", "The user's team never deploys on Fridays"),
+            ("We always use pnpm", "The user's team always uses pnpm"),
+            ("we finally upgraded the frontend", "The user's team finally upgraded the frontend"),
+            (
+                "we do, mobile clients create records offline",
+                "The user's team do, mobile clients create records offline",
+            ),
+        ],
+    )
+    def test_we_conjugates_the_verb_not_its_adverb(self, clause: str, expected: str) -> None:
+        # Not "The user's team nevers deploy"; a word with punctuation attached is left as it is.
+        assert normalise(clause) == expected
+
+    @pytest.mark.parametrize(
+        ("clause", "expected"),
+        [
             (
                 "We adopted a rescue greyhound last spring, his name is Biscuit.",
                 "The user's family adopted a rescue greyhound last spring, named Biscuit",

@@ -165,6 +165,8 @@ _AGREEMENT = re.compile(
     r"([a-z]{3,})(?<!s)\b",
     re.IGNORECASE,
 )
+_FREQUENCY_WORD = re.compile(FREQUENCY, re.IGNORECASE)
+_PLAIN_WORD = re.compile(r"[a-z][a-z'-]*", re.IGNORECASE)
 _WE_HEAD = re.compile(r"^we(?:'re| are| were|'ve| have|'ll| will)?\s+", re.IGNORECASE)
 
 
@@ -186,9 +188,12 @@ def _rewrite_we(text: str) -> str:
         return f"{who} was {rest}"
     adverbs = []
     verb, _, tail = rest.partition(" ")
-    while verb.lower().endswith("ly") and tail:  # "we finally upgraded": conjugate the verb, not the adverb
+    # "we finally upgraded", "we never deploy": conjugate the verb, not the adverb.
+    while (verb.lower().endswith("ly") or _FREQUENCY_WORD.fullmatch(verb)) and tail:
         adverbs.append(verb)
         verb, _, tail = tail.partition(" ")
+    if not _PLAIN_WORD.fullmatch(verb):
+        return " ".join([who, *adverbs, verb, tail]).strip()  # "we do, ...": no verb to conjugate
     return " ".join([who, *adverbs, _third_person(verb.lower()), tail]).strip()
 
 
