@@ -256,6 +256,25 @@ class TestNormalise:
     @pytest.mark.parametrize(
         ("clause", "expected"),
         [
+            (
+                "give me vim keybindings in any instructions",
+                "The user wants the assistant to give the user vim keybindings in any instructions",
+            ),
+            ("Rohan covers for me during that time", "Rohan covers for the user during that time"),
+            ("I need answers in French", "The user needs answers in French"),
+            ("we need 60 days notice to cancel", "The user's team needs 60 days notice to cancel"),
+            ("we agreed to add cert-expiry alerts", "The user's team agreed to add cert-expiry alerts"),
+            ("can you help me refactor this module", "Can the assistant help the user refactor this module"),
+            ("tell me before you merge", "Tell the user before the assistant merges"),
+        ],
+    )
+    def test_only_subjects_take_a_third_person_verb(self, clause: str, expected: str) -> None:
+        # "me" is an object ("give the user vim", not "vims"); "need" is present; a modal keeps the base form.
+        assert normalise(clause) == expected
+
+    @pytest.mark.parametrize(
+        ("clause", "expected"),
+        [
             ("we never deploy on Fridays", "The user's team never deploys on Fridays"),
             ("We always use pnpm", "The user's team always uses pnpm"),
             ("we finally upgraded the frontend", "The user's team finally upgraded the frontend"),

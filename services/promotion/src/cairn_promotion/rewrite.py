@@ -68,6 +68,7 @@ _LEADING_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^our\s+", "The "),
     )
 )
+_ME = re.compile(r"\bme\b", re.IGNORECASE)
 _WE_FAMILY = re.compile(
     r"\b(?:adopted|married|wedding|kids?|children|dog|cat|puppy|house|home|flat|apartment|garden|partner|"
     r"wife|husband|holiday|vacation|family|dinner|moved to|anniversary|baby)\b",
@@ -78,6 +79,8 @@ _PAST_IRREGULAR = frozenset(
     "spent told said felt kept thought grew knew became drove flew fell chose forgot heard held built sent "
     "brought caught taught fought sat stood understood hit put set cut quit split".split()
 )
+# Present-tense verbs that end like a past tense ("we need", not "we agreed").
+_PRESENT_EED = frozenset("need feed proceed succeed exceed speed breed bleed seed heed".split())
 _MID_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), replacement)
     for pattern, replacement in (
@@ -85,7 +88,6 @@ _MID_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bmy\b", "the user's"),
         (r"\bmine\b", "the user's"),
         (r"\bmyself\b", "themselves"),
-        (r"\bme\b", "the user"),
         (r"\bi\b", "the user"),
         (r"\bour\b", "the"),
     )
@@ -115,10 +117,12 @@ def normalise(text: str, role: str = "user") -> str:
             rest = pattern.sub(replacement, rest)
         text = f"{head} {rest}".strip()
         text = _AGREEMENT.sub(lambda m: f"{m.group(1)}{_third_person(m.group(2).lower())}", text)
+        # After the agreement: "me" is an object, so "give me vim keybindings" must not become "vims".
+        text = _ME.sub("the user", text)
         text = _rewrite_we(text)
         text = re.sub(r"\byou(?:'re| are)\b", "the assistant is", text, flags=re.IGNORECASE)
         text = re.sub(r"\byour\b", "the assistant's", text, flags=re.IGNORECASE)
-        text = _YOU_VERB.sub(lambda m: f"the assistant {_third_person(m.group(1).lower())}", text)
+        text = _YOU_VERB.sub(_assistant_verb, text)
         text = re.sub(r"\byou\b", "the assistant", text, flags=re.IGNORECASE)
     return text[:1].upper() + text[1:]
 
@@ -170,6 +174,19 @@ _PLAIN_WORD = re.compile(r"[a-z][a-z'-]*", re.IGNORECASE)
 _WE_HEAD = re.compile(r"^we(?:'re| are| were|'ve| have|'ll| will)?\s+", re.IGNORECASE)
 
 
+_AUXILIARY_BEFORE = re.compile(
+    r"\b(?:can|could|will|would|should|must|may|might|shall|do|does|did|don't|didn't|won't|can't)\s+$", re.I
+)
+
+
+def _assistant_verb(match: re.Match[str]) -> str:
+    # "before you hand code back" -> "the assistant hands"; "can you help" keeps the base form after a modal.
+    verb = match.group(1)
+    if _AUXILIARY_BEFORE.search(match.string[: match.start()]):
+        return f"the assistant {verb}"
+    return f"the assistant {_third_person(verb.lower())}"
+
+
 def _rewrite_we(text: str) -> str:
     # "We use pnpm" -> "The user's team uses pnpm"; "we adopted a greyhound" -> "The user's family adopted ...".
     match = _WE_HEAD.match(text)
@@ -213,7 +230,7 @@ def _third_person(verb: str) -> str:
         return _NEGATIONS[verb]
     if verb in _IRREGULAR_3RD:
         return _IRREGULAR_3RD[verb]
-    if verb in _MODALS or verb.endswith("ed") or verb in _PAST_IRREGULAR:
+    if verb in _MODALS or (verb.endswith("ed") and verb not in _PRESENT_EED) or verb in _PAST_IRREGULAR:
         return verb
     if re.search(r"(?:s|sh|ch|x|z|o)$", verb):
         return f"{verb}es"
