@@ -275,6 +275,18 @@ class TestNormalise:
     @pytest.mark.parametrize(
         ("clause", "expected"),
         [
+            ("we have two cats, Miso and Tofu", "The user has two cats, Miso and Tofu"),
+            ("we have a 6-year-old son, Kwame", "The user has a 6-year-old son, Kwame"),
+            ("we're saving for a house deposit", "The user is saving for a house deposit"),
+            ("we use pnpm in every repo", "The user's team uses pnpm in every repo"),
+        ],
+    )
+    def test_a_household_we_is_the_user_a_working_we_is_their_team(self, clause: str, expected: str) -> None:
+        assert normalise(clause) == expected
+
+    @pytest.mark.parametrize(
+        ("clause", "expected"),
+        [
             ("we never deploy on Fridays", "The user's team never deploys on Fridays"),
             ("We always use pnpm", "The user's team always uses pnpm"),
             ("we finally upgraded the frontend", "The user's team finally upgraded the frontend"),
@@ -293,7 +305,7 @@ class TestNormalise:
         [
             (
                 "We adopted a rescue greyhound last spring, his name is Biscuit.",
-                "The user's family adopted a rescue greyhound last spring, named Biscuit",
+                "The user adopted a rescue greyhound last spring, named Biscuit",
             ),
             ("I have a cat, her name's Miso", "The user has a cat, named Miso"),
             ("my sister's name is Ana", "The user's sister's name is Ana"),

@@ -63,6 +63,12 @@ def test_facts_of_a_common_shape_or_generic_subject_have_no_slot(fact: str) -> N
     assert slot_of(fact) is None
 
 
+def test_a_household_move_holds_the_users_residence_slot() -> None:
+    # "We moved to Lisbon" is the user's move: it must supersede "The user lives in Berlin".
+    assert slot_of(self_contained("we moved to Lisbon in May")) == slot_of("The user lives in Berlin")
+    assert slot_of(self_contained("we moved to Lisbon in May")) == "user|residence"
+
+
 def test_later_value_of_a_slot_wins_within_a_session() -> None:
     early = Candidate(text="The standup is at 09:30", confidence=0.9, slot="standup|is")
     late = Candidate(text="The standup is at 10:00", confidence=0.7, slot="standup|is")

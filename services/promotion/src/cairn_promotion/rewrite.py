@@ -70,8 +70,9 @@ _LEADING_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 _ME = re.compile(r"\bme\b", re.IGNORECASE)
 _WE_FAMILY = re.compile(
-    r"\b(?:adopted|married|wedding|kids?|children|dog|cat|puppy|house|home|flat|apartment|garden|partner|"
-    r"wife|husband|holiday|vacation|family|dinner|moved to|anniversary|baby)\b",
+    r"\b(?:(?:kid|dog|cat|pupp(?:y|ie)|house|home|flat|apartment|garden|partner|wife|husband|son|daughter|"
+    r"holiday|vacation|famil(?:y|ie)|dinner|anniversar(?:y|ie)|bab(?:y|ie)|car|grocer(?:y|ie)|pet)s?|"
+    r"adopted|married|wedding|children|moved to)\b",
     re.IGNORECASE,
 )
 _PAST_IRREGULAR = frozenset(
@@ -188,11 +189,12 @@ def _assistant_verb(match: re.Match[str]) -> str:
 
 
 def _rewrite_we(text: str) -> str:
-    # "We use pnpm" -> "The user's team uses pnpm"; "we adopted a greyhound" -> "The user's family adopted ...".
+    # "We use pnpm" -> "The user's team uses pnpm"; a household "we" is the user: "we have two cats" -> "The user
+    # has two cats" (as a person would write it; "the user's family" would be one more word to mismatch).
     match = _WE_HEAD.match(text)
     if not match:
         return text
-    who = "The user's family" if _WE_FAMILY.search(text) else "The user's team"
+    who = "The user" if _WE_FAMILY.search(text) else "The user's team"
     aux = match.group(0).strip().lower()
     rest = text[match.end() :]
     if aux in ("we're", "we are"):
