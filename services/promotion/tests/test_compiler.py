@@ -262,6 +262,8 @@ class TestNormalise:
             ),
             ("Rohan covers for me during that time", "Rohan covers for the user during that time"),
             ("I need answers in French", "The user needs answers in French"),
+            ("Maybe I'll add Porto too", "Maybe the user will add Porto too"),
+            ("since I've moved I cycle to work", "Since the user has moved the user cycles to work"),
             ("we need 60 days notice to cancel", "The user's team needs 60 days notice to cancel"),
             ("we agreed to add cert-expiry alerts", "The user's team agreed to add cert-expiry alerts"),
             ("can you help me refactor this module", "Can the assistant help the user refactor this module"),
@@ -278,6 +280,7 @@ class TestNormalise:
             ("we have two cats, Miso and Tofu", "The user has two cats, Miso and Tofu"),
             ("we have a 6-year-old son, Kwame", "The user has a 6-year-old son, Kwame"),
             ("we're saving for a house deposit", "The user is saving for a house deposit"),
+            ("we drive a 2019 Skoda Octavia estate", "The user drives a 2019 Skoda Octavia estate"),
             ("we use pnpm in every repo", "The user's team uses pnpm in every repo"),
         ],
     )

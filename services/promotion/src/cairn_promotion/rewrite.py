@@ -72,7 +72,7 @@ _ME = re.compile(r"\bme\b", re.IGNORECASE)
 _WE_FAMILY = re.compile(
     r"\b(?:(?:kid|dog|cat|pupp(?:y|ie)|house|home|flat|apartment|garden|partner|wife|husband|son|daughter|"
     r"holiday|vacation|famil(?:y|ie)|dinner|anniversar(?:y|ie)|bab(?:y|ie)|car|grocer(?:y|ie)|pet)s?|"
-    r"adopted|married|wedding|children|moved to)\b",
+    r"adopted|married|wedding|children|moved to|drive)\b",
     re.IGNORECASE,
 )
 _PAST_IRREGULAR = frozenset(
@@ -86,6 +86,9 @@ _MID_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), replacement)
     for pattern, replacement in (
         (r"\bi(?:'m| am)\b", "the user is"),
+        (r"\bi'll\b", "the user will"),
+        (r"\bi've\b", "the user has"),
+        (r"\bi'd\b", "the user would"),
         (r"\bmy\b", "the user's"),
         (r"\bmine\b", "the user's"),
         (r"\bmyself\b", "themselves"),
