@@ -7,9 +7,11 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import asyncpg
 import httpx
 
 from cairn_contracts import limits
+from cairn_devstack.cairn import CairnStack
 from conftest import TenantHandle, bearer
 from tests.e2e.test_spine import assert_envelope
 
@@ -527,3 +529,43 @@ class TestListAndOversight:
             "/api/v1/recall/metrics",
         ):
             assert path in paths
+
+
+class TestSearchAfterWrites:
+    """Semantic search scores small tenants from each replica's copy of their vectors
+    (cairn_knowledge.vector_cache): a search must still see every write committed before it."""
+
+    async def test_a_search_sees_each_write_committed_before_it(
+        self, http: httpx.AsyncClient, stack: CairnStack, tenant: TenantHandle, admin_key: str
+    ) -> None:
+        key = await tenant.agent()
+        await seed(http, key, ARTICLES[:4])
+
+        def titles(result: dict[str, Any]) -> list[str]:
+            assert result["meta"]["strategy"] == "exact"
+            return [hit["title"] for hit in result["data"]]
+
+        query = "which proxy breaks the CI pipeline"
+        assert "Incident paging" in titles(await search(http, key, query="who gets paged", mode="semantic"))
+        added = await propose(
+            http, key, 201, title="Proxy restarts", body="The corporate proxy restarts at 02:00."
+        )
+        assert titles(await search(http, key, query=query, mode="semantic", limit=2))[0] in (
+            "Proxy restarts",
+            "CI proxy resets",
+        )
+        assert "Proxy restarts" in titles(await search(http, key, query=query, mode="semantic", limit=5))
+        as_admin = bearer(admin_key, **{"X-Impersonate-Tenant": tenant.id})
+        deleted = await http.delete(f"/api/v1/knowledge/{added['article']['id']}", headers=as_admin)
+        assert deleted.status_code == 200, deleted.text
+        assert "Proxy restarts" not in titles(await search(http, key, query=query, mode="semantic", limit=5))
+        # A writer outside the service (an operator's SQL) is seen too: the version moves by trigger.
+        conn = await asyncpg.connect(stack.database_url)
+        try:
+            await conn.execute(
+                "UPDATE articles SET status = 'draft' WHERE tenant_id = $1 AND title = 'CI proxy resets'",
+                uuid.UUID(tenant.id),
+            )
+        finally:
+            await conn.close()
+        assert "CI proxy resets" not in titles(await search(http, key, query=query, mode="semantic", limit=5))

@@ -9,6 +9,7 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 import uvloop
+from threadpoolctl import threadpool_limits
 
 T = TypeVar("T")
 
@@ -22,6 +23,15 @@ def run(main: Coroutine[Any, Any, T]) -> T:
 # hundreds of objects (pydantic models, SQLAlchemy results, NATS messages) that die young; collecting
 # every 700 allocations walked them over and over.
 GC_GEN0_THRESHOLD = 20_000
+
+
+def single_threaded_blas() -> None:
+    """numpy's OpenBLAS starts a thread per core for any product big enough (the knowledge service's
+    10k x 384 vector copy, diversity's similarity matrices, promotion's classifier). In a service on a
+    shared box those threads mostly wait to be scheduled: measured on 2 loaded cores, the knowledge copy's
+    product took 8 ms with them and 0.3 ms on the calling thread alone. Services get their parallelism from
+    concurrent requests and replicas, not from BLAS."""
+    threadpool_limits(limits=1, user_api="blas")
 
 
 def settle_gc() -> None:

@@ -183,6 +183,7 @@ Setup = Callable[[AsyncExitStack, NATS], Awaitable[NatsService]]
 async def run_service(name: str, settings: ServiceSettings, setup: Setup) -> None:
     """Run a service until SIGTERM/SIGINT, then drain: stop taking requests, finish in-flight, close."""
     setup_telemetry(name, TelemetrySettings(log_level=settings.log_level))
+    eventloop.single_threaded_blas()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -15,6 +15,7 @@ from sqlalchemy import TextClause, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn_contracts.knowledge import ArticleStatus, Visibility
+from cairn_knowledge.vector_cache import VectorRow
 from cairn_scope import Scope
 from cairn_storage.fulltext import any_of, tsquery_term
 from cairn_storage.vector_search import vector_literal
@@ -88,6 +89,25 @@ SELECT t.lexeme,
         WHERE a.tenant_id = :tenant_id AND a.status = '{ArticleStatus.published.value}'
           AND a.visibility = '{Visibility.tenant.value}' AND a.tsv @@ CAST(t.term AS tsquery)) AS df
 FROM unnest(CAST(:lexemes AS text[]), CAST(:terms AS text[])) AS t(lexeme, term)
+"""
+)
+
+# The tenant's knowledge version (migration 0016): 0 until its first article write.
+_VERSION = text("SELECT coalesce(max(version), 0) FROM knowledge_versions WHERE tenant_id = :tenant_id")
+
+# Every published vector of the tenant with what a search filters on, in pgvector's binary form (bytes the
+# driver hands over as they are, instead of 384 floats parsed per row): cairn_knowledge.vector_cache.
+_VECTORS = text(
+    f"""
+SELECT a.id AS article_id, a.visibility = '{Visibility.tenant.value}' AS tenant_visible, a.owner_subject_id,
+       a.project_id, vector_send(a.embedding) AS vector
+FROM articles a
+WHERE a.tenant_id = :tenant_id AND a.status = '{ArticleStatus.published.value}' AND a.embedding IS NOT NULL
+UNION ALL
+SELECT c.article_id, a.visibility = '{Visibility.tenant.value}', a.owner_subject_id, a.project_id,
+       vector_send(c.embedding)
+FROM article_chunks c JOIN articles a ON a.id = c.article_id
+WHERE c.tenant_id = :tenant_id AND a.tenant_id = :tenant_id AND a.status = '{ArticleStatus.published.value}'
 """
 )
 
@@ -166,6 +186,17 @@ class SearchStore:
     async def articles_at_most(self, scope: Scope, cap: int) -> int:
         params = {"tenant_id": uuid.UUID(scope.tenant_id), "cap": cap + 1}
         return int(await self.session.scalar(_ARTICLES_AT_MOST, params) or 0)
+
+    async def knowledge_version(self, tenant_id: str) -> int:
+        return int(await self.session.scalar(_VERSION, {"tenant_id": uuid.UUID(tenant_id)}) or 0)
+
+    async def vector_rows(self, tenant_id: str) -> list[VectorRow]:
+        """The tenant's published vectors; read in the same snapshot as `knowledge_version` to pair them."""
+        rows = await self.session.execute(_VECTORS, {"tenant_id": uuid.UUID(tenant_id)})
+        return [
+            VectorRow(r.article_id, bool(r.tenant_visible), r.owner_subject_id, r.project_id, bytes(r.vector))
+            for r in rows
+        ]
 
     async def set_ann_options(self, ef_search: int, iterative_scan: str | None) -> None:
         """Transaction-local options (pooled connections never keep them), in one round trip."""

@@ -29,9 +29,11 @@ from cairn_knowledge.diversity import Candidate, Knobs, knobs_from, pool_size, s
 from cairn_knowledge.search_store import Found, Ranked, SearchStore
 from cairn_knowledge.settings import KnowledgeSettings
 from cairn_knowledge.store import KnowledgeStore
+from cairn_knowledge.vector_cache import ArticleVectorCache, TenantVectors
 from cairn_providers import QueryEmbeddingCache, TenantEmbedders
 from cairn_scope import Scope
 from cairn_storage.fulltext import QueryLexemes, TermCounts, rarest_first
+from cairn_storage.models import EMBEDDING_DIM
 from cairn_storage.usage import UsageMeter, estimate_tokens
 from cairn_storage.vector_search import PGVECTOR_EF_SEARCH_MAX, IterativeScan
 
@@ -104,6 +106,7 @@ class KnowledgeService:
             settings.knowledge_term_counts_max_entries, settings.knowledge_term_counts_ttl_seconds
         )
         self._article_counts: TTLCache[str, int] = TTLCache(100_000, settings.knowledge_strategy_ttl_seconds)
+        self.vectors = ArticleVectorCache(settings.knowledge_vector_cache_max_rows)
         self._embedders = embedders
         self._settings = settings
         self._iterative = iterative_scan
@@ -180,6 +183,9 @@ class KnowledgeService:
         if vector is None:
             return [], "keyword", None
         if not await self._uses_ann(scope):
+            cached = await self._cached_nearest(scope, req, vector, candidates)
+            if cached is not None:
+                return cached, "exact", None
             async with self._reads() as session:
                 exact = await SearchStore(session).semantic(
                     scope, vector, candidates, req.project_id, ann=False, pool=candidates
@@ -193,6 +199,30 @@ class KnowledgeService:
             await store.set_ann_options(ef, self._iterative.mode)
             found = await store.semantic(scope, vector, candidates, req.project_id, ann=True, pool=inner_pool)
             return found, "ann", self._iterative
+
+    async def _cached_nearest(
+        self, scope: Scope, req: KnowledgeSearchMessage, vector: list[float], candidates: int
+    ) -> list[Ranked] | None:
+        """The exact top from this replica's copy of the tenant's vectors, once it is at the tenant's current
+        version (None: the cache is off or the tenant does not fit; search in SQL)."""
+        if not self.vectors.enabled:
+            return None
+        async with self._reads() as session:
+            version = await SearchStore(session).knowledge_version(scope.tenant_id)
+        tenant = await self.vectors.at_least(scope.tenant_id, version, self._load_vectors)
+        if tenant is None:
+            return None
+        project = uuid.UUID(req.project_id) if req.project_id else None
+        return [Ranked(a, d) for a, d in tenant.nearest(scope.subject_id, project, vector, candidates)]
+
+    async def _load_vectors(self, tenant_id: str) -> TenantVectors:
+        # One snapshot for the version and the rows: the copy is never older than the version it claims.
+        async with self._sm() as session:
+            await session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+            store = SearchStore(session)
+            version = await store.knowledge_version(tenant_id)
+            rows = await store.vector_rows(tenant_id)
+        return TenantVectors.build(version, rows, EMBEDDING_DIM)
 
     async def _keyword(self, scope: Scope, req: KnowledgeSearchMessage, candidates: int) -> list[Ranked]:
         async with self._reads() as session:

@@ -17,6 +17,10 @@ class KnowledgeSettings(ServiceSettings):
     # (m 16, ef_construction 64) at ef_search 200 found 0.54 (0.69 at ef_construction 200): a few articles
     # far from a dense cluster are poorly linked. So exact up to 20k.
     knowledge_exact_max_rows: int = 20000
+    # Exact search of those tenants scores a per-replica copy of their published vectors in numpy instead of
+    # in PostgreSQL (cairn_knowledge.vector_cache: ~8 ms of database CPU per search at 10k articles), up to
+    # this many vectors in all (about 1.6 KB of memory each); 0 scores every search in SQL.
+    knowledge_vector_cache_max_rows: int = 200_000
     # That choice reads the tenant's article count, kept this long per replica (a hint, not a bound).
     knowledge_strategy_ttl_seconds: float = 30.0
     knowledge_hnsw_ef_search: int = 200
