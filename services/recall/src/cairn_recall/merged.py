@@ -159,9 +159,13 @@ class MergedRecall:
     async def _knowledge(
         self, scope: Scope, req: RecallContextMessage, embedded: "asyncio.Future[list[float]]"
     ) -> tuple[list[KnowledgeHit], KnowledgeSearchMeta]:
-        seen, (vector, model) = await asyncio.gather(
-            self._seen(scope, req.session_id), self._vector(scope, embedded)
-        )
+        seen: list[str] = []
+        if req.session_id is None:
+            vector, model = await self._vector(scope, embedded)
+        else:
+            seen, (vector, model) = await asyncio.gather(
+                self._seen(scope, req.session_id), self._vector(scope, embedded)
+            )
         message = KnowledgeSearchMessage(
             query=req.query,
             limit=req.limit,
@@ -186,9 +190,11 @@ class MergedRecall:
         # One embedding for both halves; each half starts as soon as its own inputs are there (the memory
         # half needs no shown-set).
         embedded = asyncio.ensure_future(self._recall.embed_query(scope.tenant_id, req.query))
-        memory_result, knowledge_result = await asyncio.gather(
-            self._memory(scope, req, embedded),
+        # The knowledge half is the longer one (a NATS hop and its own statements): it is started first, so
+        # its request leaves before the memory half's statements are built.
+        knowledge_result, memory_result = await asyncio.gather(
             self._knowledge(scope, req, embedded),
+            self._memory(scope, req, embedded),
             return_exceptions=True,
         )
         reasons: list[str] = []
