@@ -318,6 +318,22 @@ class TestNormalise:
         # "his name is Biscuit" read on its own has no referent; "named Biscuit" keeps it with its noun.
         assert normalise(clause) == expected
 
+    @pytest.mark.parametrize(
+        ("clause", "expected"),
+        [
+            (
+                "Earlier you decided on the OpenSubtitles 2018 Dutch subset.",
+                "Earlier the user decided on the OpenSubtitles 2018 Dutch subset",
+            ),
+            ("So you prefer aisle seats", "The user prefers aisle seats"),
+            ("You're on the Pro plan", "The user is on the Pro plan"),
+            ("Overlap is roughly 10:00-16:00 your time", "Overlap is roughly 10:00-16:00 the user's time"),
+        ],
+    )
+    def test_the_assistants_you_is_the_user(self, clause: str, expected: str) -> None:
+        # Only a statement the user confirmed becomes a memory; "your time" must not survive in it.
+        assert normalise(clause, role="assistant") == expected
+
     def test_assistant_text_is_only_tidied(self) -> None:
         assert (
             normalise("Decision: we keep WAL for 7 days.", role="assistant")

@@ -68,6 +68,17 @@ _LEADING_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^our\s+", "The "),
     )
 )
+_ADDRESSED: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), replacement)
+    for pattern, replacement in (
+        (r"\byou(?:'re| are)\b", "the user is"),
+        (r"\byou(?:'ve| have)\b", "the user has"),
+        (r"\byou'll\b", "the user will"),
+        (r"\byour\b", "the user's"),
+        (r"\byourself\b", "themselves"),
+        (r"\byou\b", "the user"),
+    )
+)
 _ME = re.compile(r"\bme\b", re.IGNORECASE)
 _WE_FAMILY = re.compile(
     r"\b(?:(?:kid|dog|cat|pupp(?:y|ie)|house|home|flat|apartment|garden|partner|wife|husband|son|daughter|"
@@ -106,7 +117,7 @@ def normalise(text: str, role: str = "user") -> str:
 
     Args:
         text: One clause.
-        role: The speaker; only user and fact turns speak for the user.
+        role: The speaker; user and fact turns speak for the user, the assistant speaks to them.
 
     Returns:
         The normalised clause.
@@ -128,6 +139,11 @@ def normalise(text: str, role: str = "user") -> str:
         text = re.sub(r"\byour\b", "the assistant's", text, flags=re.IGNORECASE)
         text = _YOU_VERB.sub(_assistant_verb, text)
         text = re.sub(r"\byou\b", "the assistant", text, flags=re.IGNORECASE)
+    else:
+        # The assistant's words become a memory only when the user confirmed them: its "you" is the user.
+        for pattern, replacement in _ADDRESSED:
+            text = pattern.sub(replacement, text)
+        text = _AGREEMENT.sub(lambda m: f"{m.group(1)}{_third_person(m.group(2).lower())}", text)
     return text[:1].upper() + text[1:]
 
 
