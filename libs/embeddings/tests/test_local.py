@@ -79,6 +79,15 @@ class TestLocalOnnxEmbedder:
         assert await local_embedder.embed(texts) == local_embedder.embed_sync(texts)
         assert await local_embedder.embed([]) == []
 
+    async def test_query_sized_calls_run_concurrently_with_the_batch_sessions_vectors(
+        self, local_embedder: LocalOnnxEmbedder
+    ) -> None:
+        # Query-sized calls take their own one-thread session (two workers); one text's vector does not
+        # depend on the session's intra-op threads.
+        queries = [f"what did the user say about topic {i}" for i in range(8)]
+        together = await asyncio.gather(*(local_embedder.embed([q]) for q in queries))
+        assert [v for (v,) in together] == [local_embedder.embed_sync([q])[0] for q in queries]
+
     def test_load_uses_the_cache(
         self, int8_model_path: Path, model_cache_dir: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -18,14 +19,40 @@ from cairn_embeddings.model_files import MODEL_NAME, ModelFiles, bundled_model_f
 __all__ = ["LocalOnnxEmbedder"]
 
 DEFAULT_CACHE_DIR = Path("~/.cache/cairn/models")
+SMALL_CALL_TEXTS = 4
+
+
+def _session(model_path: Path, threads: int) -> ort.InferenceSession:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    # Idle intra-op threads must not spin: the box is shared with the event loop, Postgres, NATS
+    # and Temporal, and under that load spinning collapsed batch throughput to 60 texts/s
+    # (p50 16 ms) where sleeping threads kept 250-660 texts/s.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(
+        str(model_path),
+        options,
+        providers=["CPUExecutionProvider"],
+        # Its fused SkipLayerNormalization kernel is slower on CPU than the Add + LayerNormalization
+        # it replaces (20% of kernel time against 8%, onnxruntime 1.32).
+        disabled_optimizers=["SkipLayerNormFusion"],
+    )
 
 
 class LocalOnnxEmbedder:
     """Sentence embeddings from a local int8 ONNX MiniLM (384 dimensions, unit length).
 
-    Inference runs on one dedicated worker thread, so concurrent ``embed`` calls queue instead of
-    oversubscribing the cores that onnxruntime's intra-op threads already use, and the event loop
-    is never blocked.
+    Batches run on one dedicated worker thread with ``threads`` intra-op threads, so concurrent
+    batch calls queue instead of oversubscribing the cores, and the event loop is never blocked.
+    Query-sized calls (at most ``SMALL_CALL_TEXTS`` texts: a recall's query) run on a second
+    session with one intra-op thread, on ``small_call_workers`` threads: for one short text, two
+    intra-op threads cost more CPU than they save (3.96 vs 3.33 cpu-ms on 2 loaded cores, and
+    3.91 vs 3.43 ms wall), and concurrent queries then run side by side instead of queueing behind
+    each other or behind a batch. That session is created on the first small call.
 
     Attributes:
         name: ``"local:all-MiniLM-L6-v2:int8"``.
@@ -40,6 +67,7 @@ class LocalOnnxEmbedder:
         max_seq_length: int = 256,
         threads: int = 2,
         batch_size: int = 32,
+        small_call_workers: int = 2,
     ) -> None:
         """Open an already built model; see :meth:`load` for the usual entry point.
 
@@ -49,6 +77,7 @@ class LocalOnnxEmbedder:
             max_seq_length: Tokens kept per text (longer texts are truncated).
             threads: onnxruntime intra-op threads.
             batch_size: Texts per inference call; larger inputs are split.
+            small_call_workers: Threads for query-sized calls (one intra-op thread each).
         """
         self.name = f"local:{MODEL_NAME}:int8"
         self.max_seq_length = max_seq_length
@@ -58,26 +87,15 @@ class LocalOnnxEmbedder:
         # per batch (to the longest text) and truncation follows sentence_bert_config.json.
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(max_length=max_seq_length)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3
-        # Idle intra-op threads must not spin: the box is shared with the event loop, Postgres, NATS
-        # and Temporal, and under that load spinning collapsed batch throughput to 60 texts/s
-        # (p50 16 ms) where sleeping threads kept 250-660 texts/s.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = ort.InferenceSession(
-            str(model_path),
-            options,
-            providers=["CPUExecutionProvider"],
-            # Its fused SkipLayerNormalization kernel is slower on CPU than the Add + LayerNormalization
-            # it replaces (20% of kernel time against 8%, onnxruntime 1.32).
-            disabled_optimizers=["SkipLayerNormFusion"],
-        )
+        self._model_path = model_path
+        self._session = _session(model_path, threads)
+        self._small_session: ort.InferenceSession | None = None
+        self._small_lock = threading.Lock()
         self.dim = int(self._session.get_outputs()[0].shape[1])
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cairn-embed")
+        self._small_executor = ThreadPoolExecutor(
+            max_workers=small_call_workers, thread_name_prefix="cairn-embed-query"
+        )
 
     @classmethod
     def load(
@@ -115,8 +133,10 @@ class LocalOnnxEmbedder:
             embedder.embed_array(["warm up"])
         return embedder
 
-    def embed_array(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Embed ``texts`` on the calling thread.
+    def embed_array(
+        self, texts: Sequence[str], session: ort.InferenceSession | None = None
+    ) -> npt.NDArray[np.float32]:
+        """Embed ``texts`` on the calling thread (with the batch session unless ``session`` is given).
 
         Args:
             texts: The texts.
@@ -151,7 +171,7 @@ class LocalOnnxEmbedder:
                 "token_type_ids": np.zeros_like(input_ids),
             }
             try:
-                (vectors,) = self._session.run(["sentence_embedding"], feeds)
+                (vectors,) = (session or self._session).run(["sentence_embedding"], feeds)
             except Exception as exc:  # onnxruntime's error classes derive straight from Exception
                 raise EmbeddingProviderError(f"onnxruntime inference failed: {exc}") from exc
             out[chunk] = vectors
@@ -169,8 +189,16 @@ class LocalOnnxEmbedder:
         result: list[list[float]] = self.embed_array(texts).tolist()
         return result
 
+    def _small_call(self, texts: list[str]) -> list[list[float]]:
+        with self._small_lock:  # built once, by whichever query-sized call comes first
+            if self._small_session is None:
+                self._small_session = _session(self._model_path, 1)
+            session = self._small_session
+        result: list[list[float]] = self.embed_array(texts, session).tolist()
+        return result
+
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Embed ``texts`` on the embedder's worker thread.
+        """Embed ``texts`` on the embedder's worker threads (query-sized calls on their own).
 
         Args:
             texts: The texts; an empty sequence returns an empty list.
@@ -183,8 +211,11 @@ class LocalOnnxEmbedder:
         if not texts:
             return []
         loop = asyncio.get_running_loop()
+        if len(texts) <= SMALL_CALL_TEXTS:
+            return await loop.run_in_executor(self._small_executor, self._small_call, list(texts))
         return await loop.run_in_executor(self._executor, self.embed_sync, list(texts))
 
     async def close(self) -> None:
-        """Stop the worker thread after the queued calls finish."""
+        """Stop the worker threads after the queued calls finish."""
         await asyncio.to_thread(self._executor.shutdown, wait=True)
+        await asyncio.to_thread(self._small_executor.shutdown, wait=True)
