@@ -36,8 +36,11 @@ PERMISSION_HINT = (
 # subject's own HNSW graph (tens of MB) did not stay cached, and its ANN scan read ~2,000 pages from the OS
 # per query; at 1 GB bench/recall_scale.py's 700k-row table (about 2 GB with its indexes) did not fit
 # either, and a large subject's scattered heap pages came from the OS (`read=` in its plans). Shared memory
-# is touched lazily, so a small test stack costs nothing extra. Explicit `settings` override these.
-DEFAULT_SETTINGS = {"shared_buffers": "4GB", "effective_cache_size": "12GB"}
+# is touched lazily, so a small test stack costs nothing extra. max_connections: the services' pools add up
+# to about 130 connections at their most (recall alone 54: main 10 + 10 overflow, large subjects 16 + 4,
+# index builds 2 + 2), above the default 100; an idle backend costs a few MB. Explicit `settings` override
+# these.
+DEFAULT_SETTINGS = {"shared_buffers": "4GB", "effective_cache_size": "12GB", "max_connections": "200"}
 
 # Linux allows 107 bytes for a socket path; postgres appends "/.s.PGSQL.<port>".
 _MAX_SOCKET_DIR = 107 - len("/.s.PGSQL.65535")

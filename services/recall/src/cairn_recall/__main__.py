@@ -66,6 +66,7 @@ def main() -> None:
         ann_engine = create_engine(
             settings.database_url,
             pool_size=settings.subject_ann_pool_size,
+            max_overflow=settings.subject_ann_pool_overflow,
             server_settings=subject_ann_options(settings, iterative),
         )
         stack.push_async_callback(ann_engine.dispose)

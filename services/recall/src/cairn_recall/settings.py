@@ -34,8 +34,12 @@ class RecallSettings(ServiceSettings):
     # recall 0.89, 200 -> 0.975, 400 -> 0.996 at ~5 ms. The pool size wins when it is larger.
     subject_index_ef_search: int = 400
     # Connections of the pool that serves only large subjects' reads (vector and keyword: two per recall),
-    # whose connections carry the ANN options above and plan with bound values.
-    subject_ann_pool_size: int = 8
+    # whose connections carry the ANN options above and plan with bound values. Sized for 8 concurrent
+    # large-subject recalls: past pool + overflow a connection is opened and closed per read, and at
+    # concurrency 16 (bench/memory_writes.py) the pool of 8 opened ~100 backends per 600 recalls (each a
+    # fork, catalog caches and every statement prepared again), 29 cpu-ms per recall against 20-24 at 16.
+    subject_ann_pool_size: int = 16
+    subject_ann_pool_overflow: int = 4
     # BM25 statistics of large subjects (cairn_recall.term_stats), per recall replica.
     subject_term_stats_ttl_seconds: float = 120.0
     subject_term_stats_max_entries: int = 100_000
