@@ -222,12 +222,7 @@ def print_errors(
     lam: float,
     threshold: float,
 ) -> None:
-    oof = np.zeros(len(exs))
-    for k in range(FOLDS):
-        train, held = (folds != k) & (weight > 0), folds == k
-        mean, std = cheap[train].mean(0), cheap[train].std(0) + 1e-6
-        w = fit(design(embeddings[train], cheap[train], mean, std), y[train], lam, weight[train])
-        oof[held] = 1 / (1 + np.exp(-(design(embeddings[held], cheap[held], mean, std) @ w)))
+    oof = out_of_fold(embeddings, cheap, y, weight, folds, lam)
     for i, e in enumerate(exs):
         if scored[i] and (oof[i] >= threshold) != bool(y[i]):
             kind = "FP" if y[i] == 0 else "FN"

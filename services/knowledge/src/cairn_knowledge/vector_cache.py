@@ -16,7 +16,7 @@ import asyncio
 import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -58,7 +58,6 @@ class TenantVectors:
     owned: dict[str, npt.NDArray[np.intp]]  # owner subject -> its owner-visible articles
     global_partition: npt.NDArray[np.bool_]  # project_id IS NULL
     projects: dict[uuid.UUID, npt.NDArray[np.intp]]
-    single_rows: bool = field(default=False)
 
     @classmethod
     def build(cls, version: int, rows: Sequence[VectorRow], dim: int) -> "TenantVectors":
@@ -88,12 +87,16 @@ class TenantVectors:
             owned={k: np.asarray(v, dtype=np.intp) for k, v in owned.items()},
             global_partition=np.asarray([h.project_id is None for h in heads], dtype=np.bool_),
             projects={k: np.asarray(v, dtype=np.intp) for k, v in projects.items()},
-            single_rows=len(ordered) == len(ids),
         )
 
     @property
     def rows(self) -> int:
         return int(self.matrix.shape[0])
+
+    @property
+    def single_rows(self) -> bool:
+        """Every article has one vector (no chunks): no per-article minimum to take."""
+        return self.rows == len(self.article_ids)
 
     def nearest(
         self, subject_id: str, project_id: uuid.UUID | None, query: Sequence[float], limit: int

@@ -28,56 +28,51 @@ _YOU_VERB = re.compile(
 # "We adopted a greyhound, his name is Biscuit": the pronoun has no referent once the fact stands alone.
 _NAME_APPOSITION = re.compile(r",\s+(?:his|her|its|their)\s+name(?:'s|\s+is)\s+(?=\w)", re.IGNORECASE)
 
+
+def _rewrites(*pairs: tuple[str, str]) -> tuple[tuple[re.Pattern[str], str], ...]:
+    """(pattern, replacement) pairs compiled case-insensitively, in order."""
+    return tuple((re.compile(pattern, re.IGNORECASE), replacement) for pattern, replacement in pairs)
+
+
 _IMPERATIVE_HEAD = (
     r"(?:give|use|keep|show|put|send|schedule|book|skip|avoid|write|add|include|make|format|reply|answer|"
     r"default|tag|ping|loop|stop|remind|list|explain|suggest|recommend|mention|leave|point|turn|set|cc|"
     r"email|address|ship|deliver)\s"
 )
-_LEADING_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern, re.IGNORECASE), replacement)
-    for pattern, replacement in (
-        (r"^(?:please\s+)?call me\s+", "The user prefers to be called "),
-        (r"^let's\s+", "Decided to "),
-        (r"^(?:(?:we(?:'re| are)|i(?:'m| am))\s+)?going with\s+", "Decided to go with "),
-        (r"^(?:decision|decided)(?: recorded| made)?\s*:\s*", "Decision: "),
-        (r"^(?:action items?|resolution|agreed)\s*:\s*", ""),
-        (r"^(?:please\s+)?(?:don't|do not) ever\s+", "The user wants the assistant to never "),
-        (
-            r"^(?:don't|do not)\s+(?=(?:try|ever|use|put|book|send|suggest|schedule|add|move|call|give|make)\b)",
-            "The user wants the assistant not to ",
-        ),
-        (r"^please\s+(?:don't|do not)\s+", "The user wants the assistant not to "),
-        (r"^(?:please\s+)?(always|never)\s+", r"The user wants the assistant to \1 "),
-        (r"^please\s+", "The user wants the assistant to "),
-        (
-            r"^(?=(?:planning|training for|preparing for|moving to|saving for|relocating to)\b)",
-            "The user is ",
-        ),
-        (r"^i(?:'m| am)\s+", "The user is "),
-        (r"^i(?:'ve| have)\s+(?=\w+ed\b|been\b|got\b)", "The user has "),
-        (r"^i'd\s+", "The user would "),
-        (r"^i(?:'ll| will)\s+", "The user will "),
-        (r"^i was\s+", "The user was "),
-        (r"^(?:(?:we(?:'re| are)|i(?:'m| am))\s+)?going with\s+", "Decided to go with "),
-        (
-            r"^(?=(?:planning|training for|preparing for|moving to|saving for|relocating to)\b)",
-            "The user is ",
-        ),
-        (r"^my\s+", "The user's "),
-        (rf"^(?={_IMPERATIVE_HEAD})", "The user wants the assistant to "),
-        (r"^our\s+", "The "),
-    )
+_LEADING_REWRITES = _rewrites(
+    (r"^(?:please\s+)?call me\s+", "The user prefers to be called "),
+    (r"^let's\s+", "Decided to "),
+    (r"^(?:(?:we(?:'re| are)|i(?:'m| am))\s+)?going with\s+", "Decided to go with "),
+    (r"^(?:decision|decided)(?: recorded| made)?\s*:\s*", "Decision: "),
+    (r"^(?:action items?|resolution|agreed)\s*:\s*", ""),
+    (r"^(?:please\s+)?(?:don't|do not) ever\s+", "The user wants the assistant to never "),
+    (
+        r"^(?:don't|do not)\s+(?=(?:try|ever|use|put|book|send|suggest|schedule|add|move|call|give|make)\b)",
+        "The user wants the assistant not to ",
+    ),
+    (r"^please\s+(?:don't|do not)\s+", "The user wants the assistant not to "),
+    (r"^(?:please\s+)?(always|never)\s+", r"The user wants the assistant to \1 "),
+    (r"^please\s+", "The user wants the assistant to "),
+    (
+        r"^(?=(?:planning|training for|preparing for|moving to|saving for|relocating to)\b)",
+        "The user is ",
+    ),
+    (r"^i(?:'m| am)\s+", "The user is "),
+    (r"^i(?:'ve| have)\s+(?=\w+ed\b|been\b|got\b)", "The user has "),
+    (r"^i'd\s+", "The user would "),
+    (r"^i(?:'ll| will)\s+", "The user will "),
+    (r"^i was\s+", "The user was "),
+    (r"^my\s+", "The user's "),
+    (rf"^(?={_IMPERATIVE_HEAD})", "The user wants the assistant to "),
+    (r"^our\s+", "The "),
 )
-_ADDRESSED: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern, re.IGNORECASE), replacement)
-    for pattern, replacement in (
-        (r"\byou(?:'re| are)\b", "the user is"),
-        (r"\byou(?:'ve| have)\b", "the user has"),
-        (r"\byou'll\b", "the user will"),
-        (r"\byour\b", "the user's"),
-        (r"\byourself\b", "themselves"),
-        (r"\byou\b", "the user"),
-    )
+_ADDRESSED = _rewrites(
+    (r"\byou(?:'re| are)\b", "the user is"),
+    (r"\byou(?:'ve| have)\b", "the user has"),
+    (r"\byou'll\b", "the user will"),
+    (r"\byour\b", "the user's"),
+    (r"\byourself\b", "themselves"),
+    (r"\byou\b", "the user"),
 )
 _ME = re.compile(r"\bme\b", re.IGNORECASE)
 _WE_FAMILY = re.compile(
@@ -93,19 +88,16 @@ _PAST_IRREGULAR = frozenset(
 )
 # Present-tense verbs that end like a past tense ("we need", not "we agreed").
 _PRESENT_EED = frozenset("need feed proceed succeed exceed speed breed bleed seed heed".split())
-_MID_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern, re.IGNORECASE), replacement)
-    for pattern, replacement in (
-        (r"\bi(?:'m| am)\b", "the user is"),
-        (r"\bi'll\b", "the user will"),
-        (r"\bi've\b", "the user has"),
-        (r"\bi'd\b", "the user would"),
-        (r"\bmy\b", "the user's"),
-        (r"\bmine\b", "the user's"),
-        (r"\bmyself\b", "themselves"),
-        (r"\bi\b", "the user"),
-        (r"\bour\b", "the"),
-    )
+_MID_REWRITES = _rewrites(
+    (r"\bi(?:'m| am)\b", "the user is"),
+    (r"\bi'll\b", "the user will"),
+    (r"\bi've\b", "the user has"),
+    (r"\bi'd\b", "the user would"),
+    (r"\bmy\b", "the user's"),
+    (r"\bmine\b", "the user's"),
+    (r"\bmyself\b", "themselves"),
+    (r"\bi\b", "the user"),
+    (r"\bour\b", "the"),
 )
 
 
