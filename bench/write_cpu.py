@@ -6,7 +6,7 @@ every process of its private stack (gateway, services, embedding worker, Postgre
 Temporal) and of itself (the load client) before and after a fixed load from 64 agents at concurrency 64,
 and divides the difference by the number of requests.
 
-    python bench/write_cpu.py [--kind memory|turn|both] [--requests 4000]
+    python bench/write_cpu.py [--kind memory|turn|both] [--requests 4000] [--env CAIRN_X=1 ...]
 """
 
 from __future__ import annotations
@@ -76,8 +76,8 @@ def _parent_in(proc: psutil.Process, data_dir: str) -> bool:
         return False
 
 
-async def measure(kind: str, body: Body, requests: int) -> None:
-    async with running_stack() as bench:
+async def measure(kind: str, body: Body, requests: int, env: dict[str, str]) -> None:
+    async with running_stack(env) as bench:
         tenant = await bench.tenant(memory_quota=1_000_000)
         agents = [await bench.agent_key(tenant, f"agent-{i}") for i in range(AGENTS)]
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -114,11 +114,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--kind", choices=("memory", "turn", "both"), default="both")
     parser.add_argument("--requests", type=int, default=4000)
+    parser.add_argument("--env", nargs="*", default=[], help="service settings to try, NAME=VALUE")
     args = parser.parse_args()
+    env = dict(item.split("=", 1) for item in args.env)
     kinds = {"memory": fact, "turn": turn}
     for kind, body in kinds.items():
         if args.kind in (kind, "both"):
-            asyncio.run(measure(kind, body, args.requests))
+            asyncio.run(measure(kind, body, args.requests, env))
 
 
 if __name__ == "__main__":

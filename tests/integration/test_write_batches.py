@@ -6,10 +6,11 @@ import uuid
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime, timedelta
 
+import asyncpg
 import pytest
 from prometheus_client import REGISTRY
 from sqlalchemy import event, text
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from cairn_devstack.cairn import CairnStack
 from cairn_memory.store import (
@@ -172,6 +173,46 @@ def statements(engine: AsyncEngine) -> list[str]:
     return sent
 
 
+async def test_many_subjects_in_one_statement_each_under_its_own_scope(
+    stack: CairnStack, service_engine: AsyncEngine
+) -> None:
+    tenants = uuid.uuid4(), uuid.uuid4()
+    rows = [memory(tenants[i % 2], f"s{i % 5}") for i in range(20)]
+    turns = [turn(tenants[i % 2], f"session-{i % 3}") for i in range(9)]
+    sent = statements(service_engine)
+    scope_after = []
+
+    async def work(conn: AsyncConnection) -> None:
+        # The caller's own scope, as the engine hook would have set it, survives the batch.
+        await conn.execute(text("SELECT set_config('cairn.tenant_id', :t, true)"), {"t": str(tenants[1])})
+        await insert_batch_under_quota(conn, rows, 10)
+        await append_batch_under_caps(conn, turns, 10, 1000)
+        scope_after.append(await conn.scalar(text("SELECT current_setting('cairn.tenant_id')")))
+        scope_after.append(await conn.scalar(text("SELECT current_setting('cairn.subject_id', true)")))
+
+    await in_one_transaction(service_engine, work)
+    assert len([s for s in sent if "cairn_remember_batch" in s or "cairn_append_batch" in s]) == 2
+    assert scope_after == [str(tenants[1]), ""]
+    assert await rows_of(stack, tenants[0]) == {f"s{i}": 2 for i in range(5)}
+    assert await rows_of(stack, tenants[1]) == {f"s{i}": 2 for i in range(5)}
+    # Under row-level security (the service's login, raw driver: no hook), each scope reads only its rows.
+    conn = await asyncpg.connect(stack.service_database_url)
+    try:
+        async with conn.transaction():
+            await conn.execute("SELECT set_config('cairn.tenant_id', $1, true)", str(tenants[0]))
+            await conn.execute("SELECT set_config('cairn.subject_id', 's3', true)")
+            assert await conn.fetch("SELECT subject_id FROM memories") == [("s3",), ("s3",)]
+            assert await conn.fetchval("SELECT count(*) FROM session_memories") == 0  # the turns are "s"'s
+        for tenant, turns_seen in ((tenants[0], 5), (tenants[1], 4)):
+            async with conn.transaction():
+                await conn.execute("SELECT set_config('cairn.tenant_id', $1, true)", str(tenant))
+                await conn.execute("SELECT set_config('cairn.subject_id', 's', true)")
+                assert await conn.fetchval("SELECT count(*) FROM memories") == 0
+                assert await conn.fetchval("SELECT count(*) FROM session_memories") == turns_seen
+    finally:
+        await conn.close()
+
+
 async def test_a_subjects_writes_in_a_batch_are_one_statement_and_only_writable_rows_count(
     stack: CairnStack, service_engine: AsyncEngine
 ) -> None:
@@ -190,9 +231,9 @@ async def test_a_subjects_writes_in_a_batch_are_one_statement_and_only_writable_
     rows = [fresh[0], foreign, retry, twin, *fresh[1:]]
     sent = statements(service_engine)
     results = await in_one_transaction(service_engine, lambda conn: insert_batch_under_quota(conn, rows, 4))
-    inserts = [s for s in sent if "INSERT INTO memories" in s]
-    # The distinct ids (a second pass over the four it left out), then the twin, alone.
-    assert len(inserts) == 3
+    # The distinct ids (the function's second pass over the four it left out runs inside it), then the twin.
+    assert len([s for s in sent if "cairn_remember_batch" in s]) == 2
+    assert not [s for s in sent if "set_config" in s or "INSERT INTO" in s]
     # Quota 4 with 1 live: the first three writable rows (fresh 0, 1, 2) are written, in submission order.
     assert [r is not None for r in results] == [True, False, False, False, True, True, False, False]
     assert await rows_of(stack, tenant) == {"a": 4}
@@ -215,7 +256,8 @@ async def test_a_sessions_appends_in_a_batch_are_one_statement_with_seqs_in_orde
     results = await in_one_transaction(
         service_engine, lambda conn: append_batch_under_caps(conn, rows, 10, 1000)
     )
-    assert len([s for s in sent if "INSERT INTO session_memories" in s]) == 1
+    assert len(sent) == 1
+    assert "cairn_append_batch" in sent[0]
     # 5 + 3 * 6 + 5 bytes counted (the retry too), then 300 fits and 700 does not: the prefix that fits is written, and
     # everything after the first row that does not fit is left to the exact check (None).
     assert [r is not None for r in results] == [True, True, True, False, True, False, False]

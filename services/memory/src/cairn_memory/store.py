@@ -1,7 +1,7 @@
 """Every query of the memory service. Scoped tables are reached only through `cairn_scope`'s guard."""
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -80,56 +80,20 @@ async def insert_under_quota(conn: AsyncConnection, row: Memory, default_quota: 
     return created
 
 
-# A batch's writes for one (tenant, subject) as one statement: the count row is locked once, and the rows
-# run in submission order. A row counts against the quota only if it would be written (its project is the
-# tenant's, its id is not taken yet), so the k-th such row is written exactly when live + k <= quota: the
-# same rows a sequence of `_REMEMBER`s would write. Ids in one statement are distinct (`distinct_rounds`).
-# The id check reads the statement's snapshot, taken before the count row's lock was granted, so a retry
-# of the same write committed by another batch meanwhile passes it, is counted, and then inserts nothing
-# (ON CONFLICT): a later row could be refused one short of the quota. So the rows a first statement left
-# out run once more (`insert_batch_under_quota`): the lock is held by then, the new statement's snapshot
-# sees every committed row of the subject, and its answer is exact. Rows travel as one jsonb array: one
-# parameter, encoded once. The id check is a
-# scalar subquery, a primary-key probe per row: as NOT EXISTS the planner made it a hash anti-join over
-# the subject's rows, and `id = ANY(ids)` became a sequential scan in the generic plan (the recordset is
-# estimated at 100 rows, an array parameter at 10).
-_REMEMBER_MANY = text(
-    """
-    WITH counter AS (
-        INSERT INTO memory_live_counts AS c (tenant_id, subject_id, live)
-        VALUES (:tenant_id, :subject_id, 0)
-        ON CONFLICT (tenant_id, subject_id) DO UPDATE SET live = c.live
-        RETURNING c.live
-    ),
-    wanted AS (
-        SELECT r.*, row_number() OVER (ORDER BY r.n) AS k
-        FROM jsonb_to_recordset(CAST(:rows AS jsonb)) AS r(
-            n int, id uuid, project_id uuid, text text, confidence float8, source text,
-            source_session_id text, tags text[], metadata jsonb
-        )
-        WHERE (r.project_id IS NULL
-               OR EXISTS (SELECT 1 FROM projects WHERE id = r.project_id AND tenant_id = :tenant_id))
-            AND (SELECT m.id FROM memories m WHERE m.id = r.id) IS NULL
-    )
-    INSERT INTO memories (
-        id, tenant_id, subject_id, project_id, text, confidence, source, source_session_id, tags,
-        metadata, recall_count
-    )
-    SELECT w.id, :tenant_id, :subject_id, w.project_id, w.text, w.confidence, w.source, w.source_session_id,
-        w.tags, w.metadata, 0
-    FROM wanted w, counter
-    WHERE counter.live + w.k
-        <= COALESCE((SELECT memory_quota FROM tenants WHERE id = :tenant_id), :default_quota)
-    ORDER BY w.n
-    ON CONFLICT (id) DO NOTHING
-    RETURNING id, created_at
-    """
-).bindparams(bindparam("tenant_id", type_=PgUUID(as_uuid=True)))
+# A batch of any subjects' writes as one statement: migration 0017's function runs, per subject and under
+# that subject's own row-level security, the quota-checked insert `_REMEMBER` runs for one row (its
+# docstring says how the quota stays exact across a subject's rows). Rows travel as one jsonb array: one
+# parameter, encoded once.
+_REMEMBER_BATCH = text(
+    "SELECT row_n, row_created_at FROM cairn_remember_batch(CAST(:rows AS jsonb), :default_quota)"
+)
 
 
 def _memory_json(n: int, row: Memory) -> dict[str, Any]:
     return {
         "n": n,
+        "tenant_id": row.tenant_id,
+        "subject_id": row.subject_id,
         "id": row.id,
         "project_id": row.project_id,
         "text": row.text,
@@ -141,48 +105,20 @@ def _memory_json(n: int, row: Memory) -> dict[str, Any]:
     }
 
 
-def _groups(rows: Sequence[Any], key: Callable[[Any], tuple[str, ...]]) -> list[list[int]]:
-    """Indexes of `rows` by `key`, groups in key order (count rows are locked in one order, so two batches
-    never deadlock each other), submission order inside each group."""
-    groups: dict[tuple[str, ...], list[int]] = {}
-    for i, row in enumerate(rows):
-        groups.setdefault(key(row), []).append(i)
-    return [groups[k] for k in sorted(groups)]
-
-
-def _subject(row: Memory | SessionMemory) -> tuple[str, ...]:
-    return (str(row.tenant_id), row.subject_id)
-
-
 async def insert_batch_under_quota(
     conn: AsyncConnection, rows: Sequence[Memory], default_quota: int
 ) -> list[datetime | None]:
     """`insert_under_quota` for each row, inside the one transaction the caller opened on `conn`: one
-    statement per (tenant, subject) of the batch (`_REMEMBER_MANY`, or `_REMEMBER` for a subject's only
-    row; a second pass for the rows the first left out), the quota exact across its rows.
-    Results come back in the given order."""
+    statement for the whole batch (`_REMEMBER_BATCH`; an id repeated in the batch goes to a second
+    statement), the quota exact across each subject's rows. Results come back in the given order."""
     results: list[datetime | None] = [None] * len(rows)
-    for group in _groups(rows, _subject):
-        first = rows[group[0]]
-        for indexes in distinct_rounds([rows[i].id for i in group]):
-            members = [group[i] for i in indexes]
-            if len(members) == 1:  # the lighter single-row statement (most groups, with many agents)
-                results[members[0]] = await insert_under_quota(conn, rows[members[0]], default_quota)
-                continue
-            left = members
-            for _ in range(2):  # the second pass is exact (see _REMEMBER_MANY)
-                params = {
-                    "tenant_id": first.tenant_id,
-                    "subject_id": first.subject_id,
-                    "rows": to_json([_memory_json(n, rows[i]) for n, i in enumerate(left)]).decode(),
-                    "default_quota": default_quota,
-                }
-                created = {r.id: r.created_at for r in await conn.execute(_REMEMBER_MANY, params)}
-                for i in left:
-                    results[i] = created.get(rows[i].id)
-                left = [i for i in left if results[i] is None]
-                if not left:
-                    break
+    for indexes in distinct_rounds([row.id for row in rows]):
+        params = {
+            "rows": to_json([_memory_json(i, rows[i]) for i in indexes]).decode(),
+            "default_quota": default_quota,
+        }
+        for written in await conn.execute(_REMEMBER_BATCH, params):
+            results[written.row_n] = written.row_created_at
     return results
 
 
@@ -234,50 +170,23 @@ async def append_under_caps(
     return (int(written.seq), written.created_at) if written is not None else None
 
 
-# A batch's appends to one session as one statement. Under the upper-bound counts, the rows that fit are a
-# prefix in submission order (turns and bytes only grow along it); the rest are left to the exact check
-# (None), as on the single path. Each row takes its seq before the insert, in submission order, so the
-# reply maps seqs back to rows (a row whose write id is taken inserts nothing and is left to the exact
-# check too, which finds its turn).
-_APPEND_MANY = text(
-    """
-    WITH counter AS (
-        INSERT INTO session_turn_counts AS c (tenant_id, subject_id, session_id, turns, bytes)
-        VALUES (:tenant_id, :subject_id, :session_id, 0, 0)
-        ON CONFLICT (tenant_id, subject_id, session_id) DO UPDATE SET turns = c.turns
-        RETURNING c.turns, c.bytes
-    ),
-    wanted AS (
-        SELECT r.*, nextval('session_memories_seq_seq') AS seq
-        FROM (
-            SELECT r.*, row_number() OVER (ORDER BY r.n) AS k,
-                sum(octet_length(r.content)) OVER (ORDER BY r.n) AS total
-            FROM jsonb_to_recordset(CAST(:rows AS jsonb)) AS r(
-                n int, role text, content text, metadata jsonb, expires_at timestamptz, write_id uuid
-            )
-            ORDER BY r.n
-        ) r, counter
-        WHERE counter.turns + r.k <= :max_turns AND counter.bytes + r.total <= :max_bytes
-    ),
-    written AS (
-        INSERT INTO session_memories (
-            seq, tenant_id, subject_id, session_id, role, content, metadata, expires_at, write_id
-        )
-        SELECT w.seq, :tenant_id, :subject_id, :session_id, w.role, w.content, w.metadata, w.expires_at,
-            w.write_id
-        FROM wanted w
-        ORDER BY w.n
-        ON CONFLICT (tenant_id, subject_id, write_id) WHERE write_id IS NOT NULL DO NOTHING
-        RETURNING seq, created_at
-    )
-    SELECT w.n, written.seq, written.created_at FROM written JOIN wanted w USING (seq)
-    """
-).bindparams(bindparam("tenant_id", type_=PgUUID(as_uuid=True)))
+# A batch of any sessions' appends as one statement: migration 0017's function runs, per session and under
+# its subject's own row-level security, `_APPEND` over the session's turns. Under the upper-bound counts
+# the turns that fit are a prefix in submission order; the rest come back without a seq and are left to
+# the exact check (None), as on the single path (a turn whose write id is taken too: the exact check
+# finds its turn). Each turn takes its seq before the insert, in submission order.
+_APPEND_BATCH = text(
+    "SELECT row_n, row_seq, row_created_at"
+    " FROM cairn_append_batch(CAST(:rows AS jsonb), :max_turns, :max_bytes)"
+)
 
 
 def _turn_json(n: int, row: SessionMemory) -> dict[str, Any]:
     return {
         "n": n,
+        "tenant_id": row.tenant_id,
+        "subject_id": row.subject_id,
+        "session_id": row.session_id,
         "role": row.role,
         "content": row.content,
         "metadata": row.metadata_,
@@ -286,33 +195,20 @@ def _turn_json(n: int, row: SessionMemory) -> dict[str, Any]:
     }
 
 
-def _session(row: SessionMemory) -> tuple[str, ...]:
-    return (str(row.tenant_id), row.subject_id, row.session_id)
-
-
 async def append_batch_under_caps(
     conn: AsyncConnection, rows: Sequence[SessionMemory], max_turns: int, max_bytes: int
 ) -> list[tuple[int, datetime] | None]:
     """`append_under_caps` for each row, inside the one transaction the caller opened on `conn`: one
-    statement per session of the batch (`_APPEND_MANY`, or `_APPEND` for a session's only turn), sessions
-    in (tenant, subject, session) order. A
-    session's turns keep their submission order, so their seqs do too."""
+    statement for the whole batch (`_APPEND_BATCH`). A session's turns keep their submission order, so
+    their seqs do too."""
+    params = {
+        "rows": to_json([_turn_json(n, row) for n, row in enumerate(rows)]).decode(),
+        "max_turns": max_turns,
+        "max_bytes": max_bytes,
+    }
     results: list[tuple[int, datetime] | None] = [None] * len(rows)
-    for group in _groups(rows, _session):
-        first = rows[group[0]]
-        if len(group) == 1:  # the lighter single-row statement (most groups, with many sessions)
-            results[group[0]] = await append_under_caps(conn, first, max_turns, max_bytes)
-            continue
-        params = {
-            "tenant_id": first.tenant_id,
-            "subject_id": first.subject_id,
-            "session_id": first.session_id,
-            "rows": to_json([_turn_json(n, rows[i]) for n, i in enumerate(group)]).decode(),
-            "max_turns": max_turns,
-            "max_bytes": max_bytes,
-        }
-        for written in await conn.execute(_APPEND_MANY, params):
-            results[group[written.n]] = (int(written.seq), written.created_at)
+    for written in await conn.execute(_APPEND_BATCH, params):
+        results[written.row_n] = (int(written.row_seq), written.row_created_at)
     return results
 
 
