@@ -317,9 +317,16 @@ async def serve(settings: MemorySettings, embedding: EmbeddingSettings) -> None:
         await port.stop()
 
 
+def lower_priority(settings: MemorySettings) -> None:
+    """Yield the CPU to the request paths; called before the model's threads start, which inherit it."""
+    os.nice(settings.embed_nice)
+    if settings.embed_sched_idle and hasattr(os, "sched_setscheduler"):
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+
+
 def main() -> None:
     settings = MemorySettings()  # scope keys come from the environment
-    os.nice(settings.embed_nice)  # before the model's threads start: they inherit it
+    lower_priority(settings)
     eventloop.run(serve(settings, EmbeddingSettings()))
 
 

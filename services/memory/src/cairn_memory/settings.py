@@ -32,6 +32,10 @@ class MemorySettings(ServiceSettings):
     # Niceness the worker runs at: sharing a host with the request paths, it takes the CPU they leave
     # (a write burst is acknowledged first and embedded right after). 0 keeps the default priority.
     embed_nice: int = Field(default=10, ge=0, le=19)
+    # On Linux, run it under SCHED_IDLE as well: it then gets a core only when no request path wants it
+    # (nice 10 still took ~40% of a core from 64 agents' writes on two cores). Its backlog waits out a
+    # burst and drains after it; false keeps only the niceness.
+    embed_sched_idle: bool = True
     embed_fetch_timeout_seconds: float = 1.0
     # Rows still pending after this long are embedded by the worker's sweep (covers a lost publish).
     embed_sweep_interval_seconds: float = 30.0
