@@ -110,7 +110,7 @@ async def wait_subject_indexes(bench: Bench, key: str, query: str, timeout: floa
         r = await bench.http.post(
             "/api/v1/memory/recall", headers=bench.auth(key), json={"query": query, "mode": "semantic"}
         )
-        if r.status_code == 200 and r.json()["meta"]["strategy"] == "subject_ann":
+        if r.status_code == 200 and r.json()["meta"]["strategy"] in ("subject_ann", "subject_exact"):
             return time.perf_counter() - start
         await asyncio.sleep(0.5)
     raise RuntimeError("the subject's indexes never became ready")

@@ -239,7 +239,7 @@ async def main(articles: int, memories: int, rounds: int, env: dict[str, str], v
         key = await bench.agent_key(tenant_id, "bench")
         await bulk_load(bench, tenant_id, "bench", articles, memories, embedder)
         waited = await wait_subject_indexes(bench, key, dataset["queries"][0]["query"])
-        print(f"memory subject: strategy subject_ann after {waited:.1f} s")
+        print(f"memory subject: its own indexes serve it after {waited:.1f} s")
 
         ids: dict[str, str] = {}
         verdicts: dict[str, int] = {}

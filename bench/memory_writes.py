@@ -170,12 +170,16 @@ async def run(writes: int, burst: int, recalls: int) -> None:
             texts, questions = conversations(burst)
             await burst_and_drain(bench, http, burst_tenant, burst_key, texts, rows)
             waited = await wait_subject_indexes(bench, burst_key, questions[0])
-            rows["recall: subject indexes ready after"] = f"{waited:.1f} s (strategy subject_ann)"
+            rows["recall: subject indexes ready after"] = f"{waited:.1f} s"
 
             def query(i: int) -> dict[str, Any]:
                 return {"query": f"{questions[i % len(questions)]} {i}"}  # unique: never a cached embedding
 
             await load(http, "/api/v1/memory/recall", [burst_key], 50, 4, query)  # warm up
+            async with http.post(
+                "/api/v1/memory/recall", json=query(-1), headers={"Authorization": f"Bearer {burst_key}"}
+            ) as r:
+                rows["recall: strategy after warm-up"] = (await r.json())["meta"]["strategy"]
             rows[f"recalls: {burst} memories (hybrid), concurrency 16"] = await load(
                 http, "/api/v1/memory/recall", [burst_key], recalls, 16, lambda i: query(i + 50)
             )

@@ -263,7 +263,7 @@ async def wait_subject_indexes(bench: Bench, key: str, query: str) -> None:
         resp = await bench.http.post(
             "/api/v1/memory/recall", headers=bench.auth(key), json={"query": query, "mode": "semantic"}
         )
-        if resp.json()["meta"]["strategy"] == "subject_ann":
+        if resp.json()["meta"]["strategy"] in ("subject_ann", "subject_exact"):
             break
         await asyncio.sleep(1.0)
     print(f"subject's own indexes ready {time.perf_counter() - start:.1f} s after the first check")

@@ -34,7 +34,7 @@ async def until_indexed(http: httpx.AsyncClient, key: str, query: str) -> dict[s
     """Recall until the background build has finished and the subject's own indexes serve it."""
     for _ in range(300):
         result = await recall(http, key, query=query, mode="semantic")
-        if result["meta"]["strategy"] == "subject_ann":
+        if result["meta"]["strategy"] in ("subject_ann", "subject_exact"):
             return result
         await asyncio.sleep(0.2)
     raise AssertionError("the subject's indexes never became ready")
@@ -88,3 +88,52 @@ async def test_a_large_subject_is_recalled_through_its_own_indexes(
     assert [h["memory"]["text"] for h in other["data"]] == [
         "The user keeps a violin tuned to 432 Hz in the attic"
     ]
+
+
+async def until_strategy(http: httpx.AsyncClient, key: str, query: str, strategy: str) -> dict[str, Any]:
+    for _ in range(300):
+        result = await recall(http, key, query=query, mode="semantic")
+        if result["meta"]["strategy"] == strategy:
+            return result
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"recall never took the {strategy} path")
+
+
+async def test_a_large_subjects_vector_copy_serves_it_and_never_serves_stale_rows(
+    indexing_recall: CairnStack, http: httpx.AsyncClient, tenant: TenantHandle
+) -> None:
+    key = await tenant.agent("copied")
+    neighbour = await tenant.agent("copied-neighbour")
+    topics = ["kayaks", "compilers", "orchids", "chess", "mortgages", "tea", "tango", "fossils"]
+    for i in range(THRESHOLD + 10):
+        await remember(
+            http, key, text=f"Entry {i}: the user talked about {topics[i % len(topics)]} on day {i}"
+        )
+    await remember(http, neighbour, text="The user collects fossils of ammonites from Dorset")
+    await wait_embedded(http, key, THRESHOLD + 10)
+    await wait_embedded(http, neighbour, 1)
+    query = "which fossils does the user collect?"
+
+    ann = await until_strategy(http, key, query, "subject_ann")  # its own indexes; the copy loads meanwhile
+    copied = await until_strategy(http, key, query, "subject_exact")
+    # On a subject this small, the HNSW walk at ef_search 400 is exact too: the same memories, same order.
+    assert [h["memory"]["id"] for h in copied["data"]] == [h["memory"]["id"] for h in ann["data"]]
+    assert [h["score"] for h in copied["data"]] == pytest.approx([h["score"] for h in ann["data"]], abs=1e-4)
+    assert all("Dorset" not in h["memory"]["text"] for h in copied["data"])  # the neighbour's row
+
+    # Forgotten: gone from the very next recall, whichever path serves it (the version moved).
+    top = copied["data"][0]["memory"]["id"]
+    response = await http.delete(f"/api/v1/memory/{top}", headers=bearer(key))
+    assert response.status_code == 200, response.text
+    after = await recall(http, key, query=query, mode="semantic")
+    assert after["meta"]["strategy"] in ("subject_ann", "subject_exact")
+    assert top not in {h["memory"]["id"] for h in after["data"]}
+
+    # Written and embedded: found by the very next recall, then from the reloaded copy too.
+    fresh = await remember(http, key, text="The user collects trilobite fossils from Morocco")
+    await wait_embedded(http, key, THRESHOLD + 10)  # 39 live + the fresh one
+    first = await recall(http, key, query="trilobite fossils Morocco", mode="semantic")
+    assert first["data"][0]["memory"]["id"] == fresh["id"]
+    reloaded = await until_strategy(http, key, "trilobite fossils Morocco", "subject_exact")
+    assert reloaded["data"][0]["memory"]["id"] == fresh["id"]
+    assert top not in {h["memory"]["id"] for h in reloaded["data"]}

@@ -43,7 +43,10 @@ class RecallMeta(BaseModel):
     reason: str | None
     underfilled: bool
     mode: str
-    strategy: Literal["ann", "exact", "keyword", "ilike", "subject_ann"]
+    # exact / ann: a subject's rows scanned exactly or through the tenant's HNSW; subject_ann: a large
+    # subject's own HNSW indexes; subject_exact: a large subject scored exactly from the recall replica's
+    # copy of its vectors; keyword / ilike: no embedding.
+    strategy: Literal["ann", "exact", "keyword", "ilike", "subject_ann", "subject_exact"]
     ann_iterative_scan: Literal["off", "applied", "unavailable"] | None = None
     ann_iterative_scan_reason: str | None = None
 

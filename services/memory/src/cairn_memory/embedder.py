@@ -93,7 +93,12 @@ class EmbeddingWorker:
                 )
             ).all()
             todo = [(r, content_hash(r.text)) for r in rows]
-            todo = [(r, digest) for r, digest in todo if r.embedding_content_hash != digest]
+            # Subject order: each row's UPDATE moves its subject's vector version (migration 0018), so two
+            # workers lock those version rows in one order and never deadlock on them.
+            todo = sorted(
+                ((r, digest) for r, digest in todo if r.embedding_content_hash != digest),
+                key=lambda item: (item[0].subject_id, item[0].id),
+            )
             if not todo:
                 return 0
             vectors = await embed_with_chunks(embedder, [r.text for r, _ in todo])

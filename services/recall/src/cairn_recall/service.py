@@ -4,6 +4,7 @@ subjects, exact top-k for small ones, and a scope-bound ILIKE fallback when no e
 import asyncio
 import contextlib
 import logging
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
@@ -19,15 +20,17 @@ from cairn_recall.settings import RecallSettings
 from cairn_recall.store import RecallStore, ann_options
 from cairn_recall.subject_index import SubjectIndexes
 from cairn_recall.term_stats import SubjectTermStats
+from cairn_recall.vector_copy import SubjectVectorCopies, SubjectVectors
 from cairn_scope import Scope
 from cairn_storage.convert import memory_out
 from cairn_storage.fulltext import QueryLexemes
+from cairn_storage.models import EMBEDDING_DIM
 from cairn_storage.usage import UsageMeter, estimate_tokens
 from cairn_storage.vector_search import PGVECTOR_EF_SEARCH_MAX, IterativeScan
 
 log = logging.getLogger(__name__)
 
-Strategy = Literal["ann", "exact", "keyword", "subject_ann"]
+Strategy = Literal["ann", "exact", "keyword", "subject_ann", "subject_exact"]
 HotPublisher = Callable[[Scope, list[str]], Awaitable[None]]
 
 
@@ -81,6 +84,7 @@ class RecallService:
         self._term_stats = SubjectTermStats(
             settings.subject_term_stats_max_entries, settings.subject_term_stats_ttl_seconds
         )
+        self.vectors = SubjectVectorCopies(settings.subject_copy_max_total_rows)
 
     async def embed_query(self, tenant_id: str, query: str) -> list[float]:
         """The query's vector from the tenant's embedder; identical text skips the model for a while."""
@@ -190,6 +194,10 @@ class RecallService:
         pool = max(settings.recall_pool_min, candidates * settings.recall_pool_factor)
         if not indexed:
             return await self._unindexed_semantic(scope, req, vector, candidates, pool)
+        copy = await self._subject_copy(scope)
+        if copy is not None:
+            project = uuid.UUID(req.project_id) if req.project_id else None
+            return copy.nearest(project, vector, candidates), "subject_exact", None
         ef_search = subject_ann_ef_search(settings, pool)
         if ef_search == self._subject_ann_ef_search:
             # The pool's connections carry exactly these options: one round trip, no transaction.
@@ -208,6 +216,33 @@ class RecallService:
             )
             found = await store.ann(scope, vector, candidates, pool, req.project_id)
             return found, "subject_ann", self._iterative
+
+    async def _subject_copy(self, scope: Scope) -> SubjectVectors | None:
+        """This replica's copy of a large subject's vectors when it is at the subject's current version;
+        None (recall takes the SQL path) while it is missing or stale, and then a reload starts."""
+        if not self.vectors.enabled or self._settings.subject_copy_max_rows <= 0:
+            return None
+        async with self._subject_ann() as session:
+            version = await RecallStore(session).vector_version(scope)
+        return self.vectors.if_current(
+            (scope.tenant_id, scope.subject_id),
+            version,
+            lambda _: self._load_subject(scope),
+            self._settings.subject_copy_reload_seconds,
+        )
+
+    async def _load_subject(self, scope: Scope) -> SubjectVectors | None:
+        """The subject's copy, or None when it has more vectors than a copy may hold."""
+        cap = self._settings.subject_copy_max_rows
+        # One snapshot for the version and the rows: the copy is never older than the version it claims.
+        async with self._sm() as session:
+            await session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+            store = RecallStore(session)
+            version = await store.vector_version(scope)
+            if await store.subject_vectors_at_most(scope, cap) > cap:
+                return None
+            rows = await store.subject_vectors(scope)
+        return SubjectVectors.build(version, rows, EMBEDDING_DIM)
 
     async def _keyword_side(self, scope: Scope, req: RecallRequest, indexed: bool) -> list[Ranked]:
         if req.mode == "semantic" or req.include_superseded:

@@ -40,6 +40,15 @@ class RecallSettings(ServiceSettings):
     # fork, catalog caches and every statement prepared again), 29 cpu-ms per recall against 20-24 at 16.
     subject_ann_pool_size: int = 16
     subject_ann_pool_overflow: int = 4
+    # Large subjects' semantic side from this replica's copy of their live vectors (cairn_recall.vector_copy):
+    # exact, and a matrix-vector product instead of two HNSW walks (~35 cpu-ms of PostgreSQL per recall on
+    # 10,000 conversation turns). A subject with more vectors (heads + chunks) than the per-subject cap, or a
+    # replica past the total (~1.6 KB a vector: ~480 MiB at 300k), keeps the SQL path. 0 disables.
+    subject_copy_max_rows: int = 60_000
+    subject_copy_max_total_rows: int = 300_000
+    # A stale copy (the subject's vectors changed) is reloaded in the background at most this often; recall
+    # uses SQL meanwhile, so an embedding backlog does not turn into a reload per recall.
+    subject_copy_reload_seconds: float = 2.0
     # BM25 statistics of large subjects (cairn_recall.term_stats), per recall replica.
     subject_term_stats_ttl_seconds: float = 120.0
     subject_term_stats_max_entries: int = 100_000

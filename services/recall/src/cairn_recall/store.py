@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cairn_recall.ranking import Ranked, speaker_of
 from cairn_recall.sql import PARTITION, SUBJECT, SUBJECT_LIVE, scope_params
 from cairn_recall.sql import project_param as _project
+from cairn_recall.vector_copy import SubjectVectorRow
 from cairn_scope import Scope, check_scoped
 from cairn_storage.models import Memory
 from cairn_storage.vector_search import vector_literal
@@ -92,6 +93,38 @@ SELECT m.id, m.text, m.source, m.confidence, m.tags, m.metadata AS metadata_, m.
             WHERE c.tenant_id = :tenant_id AND c.subject_id = :subject_id AND c.memory_id = m.id)
        ) AS score
 FROM memories m WHERE {SUBJECT} AND m.id = ANY(CAST(:ids AS uuid[]))
+"""
+)
+
+
+# The subject's vector version (migration 0018): 0 until its first vector write.
+_VERSION = text(
+    "SELECT coalesce(max(version), 0) FROM memory_versions WHERE tenant_id = :tenant_id AND subject_id = :subject_id"
+)
+
+# Every live vector of the subject (heads and chunks) with what the semantic side filters and ranks on, in
+# pgvector's binary form (bytes the driver hands over as they are): cairn_recall.vector_copy.
+_SUBJECT_VECTORS = text(
+    f"""
+SELECT m.id AS memory_id, m.project_id, left(m.text, 80) AS head, m.metadata ->> 'role' AS role,
+       vector_send(m.embedding) AS vector
+FROM memories m WHERE {SUBJECT_LIVE} AND m.embedding IS NOT NULL
+UNION ALL
+SELECT c.memory_id, m.project_id, left(m.text, 80), m.metadata ->> 'role', vector_send(c.embedding)
+FROM memory_chunks c JOIN memories m ON m.id = c.memory_id
+WHERE c.tenant_id = :tenant_id AND c.subject_id = :subject_id AND {SUBJECT_LIVE}
+"""
+)
+
+
+_SUBJECT_VECTORS_AT_MOST = text(
+    f"""
+SELECT count(*) FROM (
+    (SELECT 1 FROM memories m WHERE {SUBJECT_LIVE} AND m.embedding IS NOT NULL LIMIT :cap)
+    UNION ALL
+    (SELECT 1 FROM memory_chunks c JOIN memories m ON m.id = c.memory_id
+     WHERE c.tenant_id = :tenant_id AND c.subject_id = :subject_id AND {SUBJECT_LIVE} LIMIT :cap)
+) AS counted
 """
 )
 
@@ -197,6 +230,20 @@ class RecallStore:
             "include_superseded": include_superseded,
         }
         return _best_per_memory(await self.session.execute(_EXACT, params), limit)
+
+    async def vector_version(self, scope: Scope) -> int:
+        return int(await self.session.scalar(_VERSION, scope_params(scope)) or 0)
+
+    async def subject_vectors_at_most(self, scope: Scope, cap: int) -> int:
+        """The subject's live vectors (heads + chunks), each kind counted only up to `cap + 1`."""
+        return int(
+            await self.session.scalar(_SUBJECT_VECTORS_AT_MOST, {**scope_params(scope), "cap": cap + 1}) or 0
+        )
+
+    async def subject_vectors(self, scope: Scope) -> list[SubjectVectorRow]:
+        """The subject's live vectors; read in the same snapshot as `vector_version` to pair them."""
+        rows = await self.session.execute(_SUBJECT_VECTORS, scope_params(scope))
+        return [SubjectVectorRow(r.memory_id, r.project_id, r.head, r.role, bytes(r.vector)) for r in rows]
 
     async def ilike_fallback(
         self, scope: Scope, query: str, limit: int, project_id: str | None

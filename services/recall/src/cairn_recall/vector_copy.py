@@ -1,0 +1,96 @@
+"""Exact semantic side for large subjects from this replica's copy of their live vectors.
+
+A large subject's semantic side walked its own two HNSW graphs (memory heads and chunks) at `ef_search`
+400: on 10,000 conversation turns with 8,600 chunk vectors that was ~35 cpu-ms of PostgreSQL per recall,
+most of a recall's cost (docs/performance.md). The same subject scored exactly from a copy is one
+matrix-vector product over its ~18,600 unit rows (a few ms of one core), and exact rather than approximate.
+
+The copy is never a source of truth (cairn_storage.vector_copy): each recall reads the subject's version
+(migration 0018: triggers move it on every write that can change this search) and uses the copy only
+when it was loaded at that version or later. Otherwise the recall takes the SQL path and a reload starts
+in the background (single-flight, spaced by `subject_copy_reload_seconds`), so a subject being embedded
+during a write burst is served from SQL until its vectors settle, and never waits for a load.
+"""
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from cairn_recall.ranking import Ranked, speaker_of
+from cairn_storage.vector_copy import Matrix, VersionedCopies, group_distances, nearest, unit_rows
+
+
+@dataclass(frozen=True)
+class SubjectVectorRow:
+    """One live vector of the subject: a memory's head or one of its chunks."""
+
+    memory_id: uuid.UUID
+    project_id: uuid.UUID | None
+    head: str  # what `speaker_of` reads
+    role: str | None
+    vector: bytes  # pgvector's binary form (vector_send)
+
+
+@dataclass
+class SubjectVectors:
+    """A subject's live vectors at one version, grouped by memory (a memory's rows adjacent)."""
+
+    version: int
+    memory_ids: list[uuid.UUID]
+    speakers: list[str | None]
+    matrix: Matrix  # unit rows
+    starts: npt.NDArray[np.intp]  # first row of each memory
+    global_partition: npt.NDArray[np.bool_]  # project_id IS NULL
+    projects: dict[uuid.UUID, npt.NDArray[np.intp]]
+
+    @classmethod
+    def build(cls, version: int, rows: Sequence[SubjectVectorRow], dim: int) -> "SubjectVectors":
+        ordered = sorted(rows, key=lambda r: r.memory_id)
+        ids: list[uuid.UUID] = []
+        starts: list[int] = []
+        heads: list[SubjectVectorRow] = []
+        for i, row in enumerate(ordered):
+            if not ids or ids[-1] != row.memory_id:
+                ids.append(row.memory_id)
+                starts.append(i)
+                heads.append(row)
+        projects: dict[uuid.UUID, list[int]] = {}
+        for i, head in enumerate(heads):
+            if head.project_id is not None:
+                projects.setdefault(head.project_id, []).append(i)
+        return cls(
+            version=version,
+            memory_ids=ids,
+            speakers=[speaker_of(h.head, h.role) for h in heads],
+            matrix=unit_rows([r.vector for r in ordered], dim),
+            starts=np.asarray(starts, dtype=np.intp),
+            global_partition=np.asarray([h.project_id is None for h in heads], dtype=np.bool_),
+            projects={k: np.asarray(v, dtype=np.intp) for k, v in projects.items()},
+        )
+
+    @property
+    def rows(self) -> int:
+        return int(self.matrix.shape[0])
+
+    def nearest(self, project_id: uuid.UUID | None, query: Sequence[float], limit: int) -> list[Ranked]:
+        """The `limit` memories of the partition (global, plus `project_id`'s) nearest to `query` by their
+        best vector's cosine distance, ties by id: what `RecallStore.exact` returns for the live rows."""
+        if not self.memory_ids or limit <= 0:
+            return []
+        best = group_distances(self.matrix, self.starts, query)
+        partition = self.global_partition.copy()
+        if project_id is not None and project_id in self.projects:
+            partition[self.projects[project_id]] = True
+        best = np.where(partition, best, np.inf)
+        return [
+            Ranked(self.memory_ids[i], distance, speaker=self.speakers[i])
+            for i, distance in nearest(best, self.memory_ids, limit)
+        ]
+
+
+class SubjectVectorCopies(VersionedCopies[tuple[str, str], SubjectVectors]):
+    """Per-replica copies of large subjects' vectors keyed by (tenant, subject), least recently used out
+    past `max_rows` vectors in all."""
