@@ -2,6 +2,7 @@
 migration 0018 move a subject's version on every write that can change its vector search (and only its
 own; not a plain write, not recall's bump), and the copy ranks exactly as the SQL exact statement."""
 
+import json
 import uuid
 from typing import Any
 
@@ -56,7 +57,7 @@ async def insert(
     role: str | None = None,
 ) -> uuid.UUID:
     memory_id = uuid.uuid4()
-    metadata = '{"role": "%s"}' % role if role else "{}"
+    metadata = json.dumps({"role": role} if role else {})
     await conn.execute(INSERT, memory_id, uuid.UUID(tenant), subject, project, text, metadata, embedding)
     return memory_id
 
