@@ -48,7 +48,7 @@ class RecallSettings(ServiceSettings):
     subject_copy_max_total_rows: int = 300_000
     # A stale copy (the subject's vectors changed) is reloaded in the background at most this often; recall
     # uses SQL meanwhile, so an embedding backlog does not turn into a reload per recall.
-    subject_copy_reload_seconds: float = 2.0
+    subject_copy_reload_seconds: float = 5.0
     # BM25 statistics of large subjects (cairn_recall.term_stats), per recall replica.
     subject_term_stats_ttl_seconds: float = 120.0
     subject_term_stats_max_entries: int = 100_000
