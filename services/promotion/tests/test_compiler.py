@@ -239,10 +239,7 @@ class TestNormalise:
             ("my name is Dana", "The user's name is Dana"),
             ("I don't eat pork", "The user doesn't eat pork"),
             ("call me Sammy", "The user prefers to be called Sammy"),
-            (
-                "Please never put secrets in code samples",
-                "The user wants the assistant to never put secrets in code samples",
-            ),
+            ("Please never put secrets in code samples", "The user never wants secrets put in code samples"),
             (
                 "I like it when you explain the cause first",
                 "The user likes it when the assistant explains the cause first",
@@ -258,7 +255,7 @@ class TestNormalise:
         [
             (
                 "give me vim keybindings in any instructions",
-                "The user wants the assistant to give the user vim keybindings in any instructions",
+                "The user wants vim keybindings in any instructions",
             ),
             ("Rohan covers for me during that time", "Rohan covers for the user during that time"),
             ("I need answers in French", "The user needs answers in French"),
@@ -268,6 +265,7 @@ class TestNormalise:
             ("we agreed to add cert-expiry alerts", "The user's team agreed to add cert-expiry alerts"),
             ("can you help me refactor this module", "Can the assistant help the user refactor this module"),
             ("tell me before you merge", "Tell the user before the assistant merges"),
+            ("The gym I go to is PureGym", "The gym the user goes to is PureGym"),
         ],
     )
     def test_only_subjects_take_a_third_person_verb(self, clause: str, expected: str) -> None:
@@ -311,11 +309,49 @@ class TestNormalise:
                 "The user adopted a rescue greyhound last spring, named Biscuit",
             ),
             ("I have a cat, her name's Miso", "The user has a cat, named Miso"),
-            ("my sister's name is Ana", "The user's sister's name is Ana"),
+            ("my sister's name is Ana", "The user's sister is named Ana"),
+            ("my name is Dana", "The user's name is Dana"),
+            ("I have a cat called Pimenta", "The user has a cat named Pimenta"),
+            ("please call me Sammy", "The user prefers to be called Sammy"),
+            ("I called Dana yesterday", "The user called Dana yesterday"),
         ],
     )
     def test_a_name_after_a_comma_loses_its_pronoun(self, clause: str, expected: str) -> None:
         # "his name is Biscuit" read on its own has no referent; "named Biscuit" keeps it with its noun.
+        assert normalise(clause) == expected
+
+    @pytest.mark.parametrize(
+        ("clause", "expected"),
+        [
+            ("show prices in CHF please", "The user wants prices shown in CHF"),
+            (
+                "Please keep review comments under five bullets",
+                "The user wants review comments kept under five bullets",
+            ),
+            ("Don't try to move the registrar.", "The user does not want the registrar moved"),
+            (
+                "please always send billing updates to finance@example.com",
+                "The user always wants billing updates sent to finance@example.com",
+            ),
+            ("please write tests first", "The user wants tests written first"),
+            ("never put them in env files", "The user never wants them put in env files"),
+            # No clear object: left as the assistant's task.
+            ("keep answers short", "The user wants the assistant to keep answers short"),
+            (
+                "please avoid answering with tables",
+                "The user wants the assistant to avoid answering with tables",
+            ),
+            (
+                "remind me two weeks before",
+                "The user wants the assistant to remind the user two weeks before",
+            ),
+            (
+                "please always run ruff before handing code back",
+                "The user wants the assistant to always run ruff before handing code back",
+            ),
+        ],
+    )
+    def test_an_instruction_reads_as_what_the_user_wants_done(self, clause: str, expected: str) -> None:
         assert normalise(clause) == expected
 
     @pytest.mark.parametrize(

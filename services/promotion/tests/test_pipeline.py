@@ -36,6 +36,7 @@ from cairn_promotion.text import QUOTE, Clause, clauses, drop_long_quote
             "The billing database is owned by Marco Bianchi's team now",
         ),
         ("The user is on the Starter plan", "The user upgraded to the Pro plan yesterday"),
+        ("The user's partner is named Chris", "The user's partner is named Dani"),
     ],
 )
 def test_a_new_value_holds_the_same_slot(old: str, new: str) -> None:
@@ -49,6 +50,8 @@ def test_a_new_value_holds_the_same_slot(old: str, new: str) -> None:
         ("The standup is at 09:30", "The retro is at 09:30"),
         ("The user lives in Berlin", "The user works at Northwind"),
         ("The user's team uses pnpm", "The frontend builds with Node 20"),
+        # A name is not where its holder lives: both facts of one session must survive `latest_per_slot`.
+        ("The user's sister is named Ana", "The user's sister lives in Porto"),
     ],
 )
 def test_different_attributes_hold_different_slots(a: str, b: str) -> None:
@@ -136,6 +139,11 @@ def test_ordinary_facts_are_not_secrets(text: str) -> None:
 )
 def test_facts_sharing_a_subject_become_one_clause_each(sentence: str, expected: list[str]) -> None:
     assert clauses(sentence) == expected
+
+
+def test_a_discourse_word_after_the_comma_still_starts_a_clause() -> None:
+    sentence = "nothing planned yet, but anyway I have a cat called Pimenta"
+    assert clauses(sentence) == ["nothing planned yet", "I have a cat called Pimenta"]
 
 
 @pytest.mark.parametrize(
@@ -235,7 +243,8 @@ def test_learned_compiler_keeps_facts_and_drops_chatter(learned: LearnedDecision
         Turn(role="user", content="thanks!", at=at),
     ]
     texts = [c.text for c in OfflineCompiler(learned).extract(turns) if c.confidence >= 0.6]
-    assert "The user's sister's name is Ana" in texts
+    assert "The user's sister is named Ana" in texts
+    assert "The user's sister lives in Porto" in texts
     assert "The staging database runs on port 6543" in texts
     assert not any("How are you" in t or "thanks" in t.lower() for t in texts)
 
@@ -262,5 +271,5 @@ def test_learned_compiler_never_promotes_the_assistants_own_advice(learned: Lear
         Turn(role="user", content="Thanks, that helps."),
     ]
     texts = [c.text for c in OfflineCompiler(learned).extract(turns)]
-    assert "The user's sister's name is Ana" in texts
+    assert "The user's sister is named Ana" in texts
     assert not any("Book of the Month" in t or "running groups" in t for t in texts)

@@ -131,12 +131,63 @@ def normalise(text: str, role: str = "user") -> str:
         text = re.sub(r"\byour\b", "the assistant's", text, flags=re.IGNORECASE)
         text = _YOU_VERB.sub(_assistant_verb, text)
         text = re.sub(r"\byou\b", "the assistant", text, flags=re.IGNORECASE)
+        text = _wanted_done(text)
     else:
         # The assistant's words become a memory only when the user confirmed them: its "you" is the user.
         for pattern, replacement in _ADDRESSED:
             text = pattern.sub(replacement, text)
         text = _AGREEMENT.sub(lambda m: f"{m.group(1)}{_third_person(m.group(2).lower())}", text)
+    text = _NAMED.sub(r"\1 is named ", _CALLED.sub("named ", text))
     return text[:1].upper() + text[1:]
+
+
+# "The user's sister's name is Ana" -> "The user's sister is named Ana" (how the issue words a memory).
+# "a cat called Pimenta" -> "a cat named Pimenta"; not "I called Dana", "prefers to be called Sammy".
+_CALLED = re.compile(
+    r"(?<!\bi )(?<!\bwe )(?<!\buser )(?<!\bshe )(?<!\bhe )(?<!\bthey )(?<!\bbe )\bcalled (?=[A-Z])"
+)
+_NAMED = re.compile(r"\b(?!user's)(\w+)'s\s+name(?:'s|\s+is)\s+(?=\w)", re.IGNORECASE)
+
+# An instruction reads as what the user wants done, not as the assistant's task: "The user wants the
+# assistant to show prices in CHF" -> "The user wants prices shown in CHF", as a person would note it.
+# Only transitive verbs with a short object that a preposition, a conjunction or the clause's end closes
+# ("keep answers short" and "avoid answering with tables" stay as they are).
+_PARTICIPLES = {
+    "use": "used", "keep": "kept", "show": "shown", "put": "put", "send": "sent", "schedule": "scheduled",
+    "book": "booked", "avoid": "avoided", "write": "written", "add": "added", "include": "included",
+    "format": "formatted", "tag": "tagged", "list": "listed", "explain": "explained", "suggest": "suggested",
+    "recommend": "recommended", "mention": "mentioned", "email": "emailed", "ship": "shipped",
+    "deliver": "delivered", "move": "moved", "translate": "translated", "cite": "cited", "quote": "quoted",
+    "sort": "sorted", "skip": "skipped", "change": "changed", "touch": "touched", "delete": "deleted",
+    "store": "stored", "save": "saved", "copy": "copied", "ping": "pinged",
+}  # fmt: skip
+_WANTED = re.compile(
+    r"^The user wants the assistant (not )?to ((?:always|never) )?(?:try to )?(give the user|[a-z]+) "
+    r"((?:[\w'./@:-]+ ){0,4}?[\w'./@:%-]+?)"
+    r"((?:,? (?:in|on|at|to|for|with|under|over|by|from|as|before|after|without|instead|rather|than|when|"
+    r"whenever|if|unless|until|into|and|but|because|since|during|via|through|first|only|everywhere|"
+    r"anywhere|again|every|each|within|outside|inside)\b.*)?)$"
+)
+_NOT_AN_OBJECT = re.compile(
+    r"^(?:the user|the assistant|me|him|her|us|you)\b|^\w+ing$|\b(?:\w+ly|short|shorter|brief|concise|"
+    r"simple|small|minimal|clean|tidy|private|secret|open|closed|separate|consistent|plain|up|off|out|on|"
+    r"low|high|together|apart|the user|the assistant)$"
+)
+
+
+def _wanted_done(text: str) -> str:
+    match = _WANTED.match(text)
+    if match is None:
+        return text
+    negated, adverb, verb, obj, rest = match.groups()
+    if verb == "give the user":
+        done = obj  # "give me vim keybindings in any instructions" -> "wants vim keybindings in ..."
+    elif verb in _PARTICIPLES and not _NOT_AN_OBJECT.search(obj):
+        done = f"{obj} {_PARTICIPLES[verb]}"
+    else:
+        return text
+    wants = "does not want" if negated else f"{adverb or ''}wants"
+    return f"The user {wants} {done}{rest}"
 
 
 _TIME_BOUND = re.compile(
@@ -178,7 +229,7 @@ _AGREEMENT = re.compile(
     rf"(\bthe user (?:(?:{FREQUENCY}) )*)(?!(?:is|was|has|does|doesn't|can|can't|will|won't|would|should|"
     r"must|could|may|might|and|or|to|in|on|at|for|of|with|team|family|side|a|an|the|this|that|some|any|"
     rf"{FREQUENCY}|\w+ly)\b)"
-    r"([a-z]{3,})(?<!s)\b",
+    r"(go|do|[a-z]{3,})(?<!s)\b",
     re.IGNORECASE,
 )
 _FREQUENCY_WORD = re.compile(FREQUENCY, re.IGNORECASE)

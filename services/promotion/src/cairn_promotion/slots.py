@@ -53,6 +53,8 @@ _MOVED = re.compile(
     r"bumped|upgraded|updated) (.+?) (?:to|from)\b",
     re.IGNORECASE,
 )
+# "The user's partner is named Dani" (the rewrite of "my partner's name is Dani").
+_NAMED = re.compile(r"^(.+?) (?:is|are) (?:now )?named\b", re.IGNORECASE)
 _USER_VERB = re.compile(r"^(?:the )?user (?!'s\b)", re.IGNORECASE)
 _LOCATIVE = frozenset(
     "is are was were moved changed switched slipped shifted run runs live lives go goes sit "
@@ -87,6 +89,8 @@ def slot_of(fact: str) -> str | None:
     text = re.sub(r"^on [\d-]+, ", "", text, flags=re.IGNORECASE)
     if _USER_VERB.match(text):
         return None  # "The user prefers tea": one of many facts of that shape, not a value of one attribute
+    if match := _NAMED.match(text):
+        return _key(match.group(1), "name")  # the sister's name is not where the sister lives
     moved = _MOVED.match(text)
     if moved is not None:
         return _key(moved.group(1), "is")

@@ -38,7 +38,7 @@ CLAUSE_SPLIT = re.compile(
     r"|,?\s+and\s+(?=the\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|runs?|has|have|lives?|uses?)\b)"
     r"|,\s+so\s+|\s+[—–]\s+"
     # "Show prices in CHF, I'm in Basel": a comma before a new subject or an imperative starts a clause.
-    r"|,\s+(?:and\s+|but\s+|though\s+)?(?=(?:i|i'm|i've|i'd|we|we're|we've|my|our|she|he|they|she's|he's|"
+    r"|,\s+(?:and\s+|but\s+|though\s+)?(?:(?:anyway|also|actually|btw|honestly)\s+)?(?=(?:i|i'm|i've|i'd|we|we're|we've|my|our|she|he|they|she's|he's|"
     r"they're|there's|the(?:\s+[\w-]+){1,3}\s+(?:is|are|was|goes|runs)|(?:don't|do\s+not|please)\s+\w+)\b)",
     re.IGNORECASE,
 )
