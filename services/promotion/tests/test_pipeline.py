@@ -12,7 +12,7 @@ from cairn_promotion.learned import (
     cheap_features,
     load_default_decision,
 )
-from cairn_promotion.offline import OfflineCompiler, latest_per_slot
+from cairn_promotion.offline import OfflineCompiler, _candidate, latest_per_slot
 from cairn_promotion.rewrite import self_contained
 from cairn_promotion.safety import holds_secret
 from cairn_promotion.slots import slot_of
@@ -273,3 +273,12 @@ def test_learned_compiler_never_promotes_the_assistants_own_advice(learned: Lear
     texts = [c.text for c in OfflineCompiler(learned).extract(turns)]
     assert "The user's sister is named Ana" in texts
     assert not any("Book of the Month" in t or "running groups" in t for t in texts)
+
+
+def test_a_compiled_memory_is_never_certain() -> None:
+    clause = Clause(
+        "Our staging database runs on port 6543", "Our staging database runs on port 6543", "user"
+    )
+    candidate = _candidate(clause, (0.997, ["fact"]), None)
+    assert candidate is not None
+    assert candidate.confidence == 0.99

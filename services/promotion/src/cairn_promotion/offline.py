@@ -39,6 +39,7 @@ from cairn_promotion.text import (
 
 # Below this a clause is noise, not a weak candidate; emitting it would only bloat gate input.
 MIN_EMIT_CONFIDENCE = 0.3
+MAX_CONFIDENCE = 0.99
 # Candidates whose content tokens overlap this much are one memory said twice.
 DEDUPE_JACCARD = 0.7
 
@@ -181,7 +182,9 @@ def _candidate(clause: Clause, verdict: tuple[float, list[str]], day: date | Non
     text = self_contained(clause.text, clause.role, day)
     if not content_tokens(text) or is_instruction_like(text) or holds_secret(text):
         return None  # "let's do that": the referent is elsewhere, so the memory would be meaningless
-    return Candidate(text=text[:2000], confidence=round(confidence, 2), tags=tags, slot=slot_of(text))
+    # A compiled memory is never certain (only what someone asked to remember is): 0.996 must not round to 1.
+    confidence = min(round(confidence, 2), MAX_CONFIDENCE)
+    return Candidate(text=text[:2000], confidence=confidence, tags=tags, slot=slot_of(text))
 
 
 def latest_per_slot(candidates: list[Candidate]) -> list[Candidate]:
