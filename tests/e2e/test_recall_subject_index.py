@@ -30,14 +30,19 @@ async def indexing_recall(stack: CairnStack) -> AsyncIterator[CairnStack]:
         await stack.wait_ready()
 
 
-async def until_indexed(http: httpx.AsyncClient, key: str, query: str) -> dict[str, Any]:
-    """Recall until the background build has finished and the subject's own indexes serve it."""
+async def until_strategy(http: httpx.AsyncClient, key: str, query: str, *strategies: str) -> dict[str, Any]:
+    """Recall until one of `strategies` serves it (the background index build or copy load finished)."""
     for _ in range(300):
         result = await recall(http, key, query=query, mode="semantic")
-        if result["meta"]["strategy"] in ("subject_ann", "subject_exact"):
+        if result["meta"]["strategy"] in strategies:
             return result
         await asyncio.sleep(0.2)
-    raise AssertionError("the subject's indexes never became ready")
+    raise AssertionError(f"recall never took any of {strategies}")
+
+
+async def until_indexed(http: httpx.AsyncClient, key: str, query: str) -> dict[str, Any]:
+    """Recall until the background build has finished and the subject's own indexes (or its copy) serve it."""
+    return await until_strategy(http, key, query, "subject_ann", "subject_exact")
 
 
 async def test_a_large_subject_is_recalled_through_its_own_indexes(
@@ -88,15 +93,6 @@ async def test_a_large_subject_is_recalled_through_its_own_indexes(
     assert [h["memory"]["text"] for h in other["data"]] == [
         "The user keeps a violin tuned to 432 Hz in the attic"
     ]
-
-
-async def until_strategy(http: httpx.AsyncClient, key: str, query: str, strategy: str) -> dict[str, Any]:
-    for _ in range(300):
-        result = await recall(http, key, query=query, mode="semantic")
-        if result["meta"]["strategy"] == strategy:
-            return result
-        await asyncio.sleep(0.2)
-    raise AssertionError(f"recall never took the {strategy} path")
 
 
 async def test_a_large_subjects_vector_copy_serves_it_and_never_serves_stale_rows(

@@ -40,6 +40,26 @@ def unit_rows(vectors: Sequence[bytes], dim: int) -> Matrix:
     return unit
 
 
+R = TypeVar("R")
+
+
+def grouped(
+    rows: Sequence[R], key: Callable[[R], uuid.UUID]
+) -> tuple[list[R], list[uuid.UUID], list[int], list[R]]:
+    """`rows` sorted by `key` so each group's rows are adjacent: (the sorted rows, the group ids, each
+    group's first row, each group's first row itself), the layout `group_distances` reads."""
+    ordered = sorted(rows, key=key)
+    ids: list[uuid.UUID] = []
+    starts: list[int] = []
+    heads: list[R] = []
+    for i, row in enumerate(ordered):
+        if not ids or ids[-1] != key(row):
+            ids.append(key(row))
+            starts.append(i)
+            heads.append(row)
+    return ordered, ids, starts, heads
+
+
 def group_distances(
     matrix: Matrix, starts: npt.NDArray[np.intp], query: Sequence[float]
 ) -> npt.NDArray[np.float32]:
@@ -105,7 +125,8 @@ class VersionedCopies(Generic[K, V]):
     def rows(self) -> int:
         return sum(copy.rows for copy in self._copies.values())
 
-    def _refusing(self, key: K) -> bool:
+    def refuses(self, key: K) -> bool:
+        """Whether `key` did not fit lately (its searches go to SQL without asking for a version)."""
         refused = self._refused.get(key)
         if refused is None:
             return False
@@ -125,7 +146,7 @@ class VersionedCopies(Generic[K, V]):
         """The copy at `version` or later, loading it first when this replica has none that recent; None
         when it does not fit in the cache at all (the caller searches in SQL)."""
         current = self._current(key, version)
-        if current is not None or self._refusing(key):
+        if current is not None or self.refuses(key):
             return current
         async with self._locks.setdefault(key, asyncio.Lock()):
             current = self._current(key, version)
@@ -140,7 +161,7 @@ class VersionedCopies(Generic[K, V]):
         seconds ago (a scope whose version keeps moving, as during an embedding backlog, is not reloaded
         on every search)."""
         current = self._current(key, version)
-        if current is not None or key in self._loading or self._refusing(key):
+        if current is not None or key in self._loading or self.refuses(key):
             return current
         if time.monotonic() - self._last_load.get(key, -min_interval) < min_interval:
             return None

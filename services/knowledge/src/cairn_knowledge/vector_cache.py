@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from cairn_storage.vector_copy import Matrix, VersionedCopies, group_distances, nearest, unit_rows
+from cairn_storage.vector_copy import Matrix, VersionedCopies, group_distances, grouped, nearest, unit_rows
 
 
 @dataclass(frozen=True)
@@ -49,15 +49,7 @@ class TenantVectors:
     @classmethod
     def build(cls, version: int, rows: Sequence[VectorRow], dim: int) -> "TenantVectors":
         """`dim` shapes the empty matrix of a tenant with no vectors; rows carry their own."""
-        ordered = sorted(rows, key=lambda r: r.article_id)
-        ids: list[uuid.UUID] = []
-        starts: list[int] = []
-        heads: list[VectorRow] = []
-        for i, row in enumerate(ordered):
-            if not ids or ids[-1] != row.article_id:
-                ids.append(row.article_id)
-                starts.append(i)
-                heads.append(row)
+        ordered, ids, starts, heads = grouped(rows, lambda r: r.article_id)
         owned: dict[str, list[int]] = {}
         projects: dict[uuid.UUID, list[int]] = {}
         for i, head in enumerate(heads):

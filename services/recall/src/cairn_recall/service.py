@@ -220,12 +220,13 @@ class RecallService:
     async def _subject_copy(self, scope: Scope) -> SubjectVectors | None:
         """This replica's copy of a large subject's vectors when it is at the subject's current version;
         None (recall takes the SQL path) while it is missing or stale, and then a reload starts."""
-        if not self.vectors.enabled or self._settings.subject_copy_max_rows <= 0:
+        key = (scope.tenant_id, scope.subject_id)
+        if not self.vectors.enabled or self._settings.subject_copy_max_rows <= 0 or self.vectors.refuses(key):
             return None
         async with self._subject_ann() as session:
             version = await RecallStore(session).vector_version(scope)
         return self.vectors.if_current(
-            (scope.tenant_id, scope.subject_id),
+            key,
             version,
             lambda _: self._load_subject(scope),
             self._settings.subject_copy_reload_seconds,

@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cairn_recall.ranking import Ranked, speaker_of
-from cairn_storage.vector_copy import Matrix, VersionedCopies, group_distances, nearest, unit_rows
+from cairn_storage.vector_copy import Matrix, VersionedCopies, group_distances, grouped, nearest, unit_rows
 
 
 @dataclass(frozen=True)
@@ -48,15 +48,7 @@ class SubjectVectors:
 
     @classmethod
     def build(cls, version: int, rows: Sequence[SubjectVectorRow], dim: int) -> "SubjectVectors":
-        ordered = sorted(rows, key=lambda r: r.memory_id)
-        ids: list[uuid.UUID] = []
-        starts: list[int] = []
-        heads: list[SubjectVectorRow] = []
-        for i, row in enumerate(ordered):
-            if not ids or ids[-1] != row.memory_id:
-                ids.append(row.memory_id)
-                starts.append(i)
-                heads.append(row)
+        ordered, ids, starts, heads = grouped(rows, lambda r: r.memory_id)
         projects: dict[uuid.UUID, list[int]] = {}
         for i, head in enumerate(heads):
             if head.project_id is not None:
