@@ -14,10 +14,11 @@ from cairn_contracts.recall import RecallHit, RecallMeta, RecallRequest
 from cairn_embeddings import EmbedderUnavailable, EmbeddingError
 from cairn_providers import QueryEmbeddingCache, TenantEmbedders
 from cairn_recall.keyword import keyword_statement, ranked
+from cairn_recall.keyword_copy import SubjectPostings, SubjectPostingsCopies
 from cairn_recall.metrics import FALLBACKS, RECALLS
 from cairn_recall.ranking import Ranked, fuse, speaker_prior, wanted_speaker
 from cairn_recall.settings import RecallSettings
-from cairn_recall.store import RecallStore, ann_options
+from cairn_recall.store import LargeSubjectState, RecallStore, ann_options
 from cairn_recall.subject_index import SubjectIndexes
 from cairn_recall.term_stats import SubjectTermStats
 from cairn_recall.vector_copy import SubjectVectorCopies, SubjectVectors
@@ -85,6 +86,7 @@ class RecallService:
             settings.subject_term_stats_max_entries, settings.subject_term_stats_ttl_seconds
         )
         self.vectors = SubjectVectorCopies(settings.subject_copy_max_total_rows)
+        self.postings = SubjectPostingsCopies(settings.subject_keyword_copy_max_total_postings)
 
     async def embed_query(self, tenant_id: str, query: str) -> list[float]:
         """The query's vector from the tenant's embedder; identical text skips the model for a while."""
@@ -113,8 +115,10 @@ class RecallService:
     ) -> tuple[list[RecallHit], RecallMeta]:
         # A large subject's own indexes serve the live rows (superseded ones are outside their predicate).
         indexed = not req.include_superseded and await self._subject_indexes.ready(scope)
+        # A large subject's query lexemes and copy versions: one round trip, while the query is embedded.
+        state = asyncio.ensure_future(self._large_state(scope, req.query)) if indexed else None
         # The keyword side needs no vector: it runs while the query is being embedded (on its own thread).
-        keyword = asyncio.ensure_future(self._keyword_side(scope, req, indexed))
+        keyword = asyncio.ensure_future(self._keyword_side(scope, req, state))
         try:
             vector: list[float] | None = None
             if req.mode != "keyword":
@@ -126,23 +130,29 @@ class RecallService:
                     return await self._fallback(scope, req, exc.reason)
                 except EmbeddingError:
                     return await self._fallback(scope, req, "provider_error")
-            hits, meta = await self._healthy(scope, req, vector, indexed, keyword)
+            hits, meta = await self._healthy(scope, req, vector, state, keyword)
         finally:
-            if not keyword.done():  # the fallback, or a failed semantic side, does not wait for it
-                keyword.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await keyword
+            # The fallback, or a failed semantic side, does not wait for them.
+            for pending in (keyword, state):
+                if pending is not None and not pending.done():
+                    pending.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await pending
         hot = [h.memory.id for h in hits if h.score is not None and h.score >= self._settings.hot_score_floor]
         if hot:
             await self._publish_hot(scope, hot)
         return hits, meta
+
+    async def _large_state(self, scope: Scope, query: str) -> LargeSubjectState:
+        async with self._subject_ann() as session:
+            return await RecallStore(session).large_subject_state(scope, query)
 
     async def _healthy(
         self,
         scope: Scope,
         req: RecallRequest,
         vector: list[float] | None,
-        indexed: bool,
+        state: Awaitable[LargeSubjectState] | None,
         keyword_side: Awaitable[list[Ranked]],
     ) -> tuple[list[RecallHit], RecallMeta]:
         settings = self._settings
@@ -151,7 +161,7 @@ class RecallService:
         # The two lists come from separate transactions on two connections, so PostgreSQL works on both at
         # once (each side is a few index scans; neither needs the other's snapshot).
         (semantic, strategy, iterative), keyword = await asyncio.gather(
-            self._semantic_side(scope, req, vector, candidates, indexed), keyword_side
+            self._semantic_side(scope, req, vector, candidates, state), keyword_side
         )
         fused = fuse(
             semantic,
@@ -186,15 +196,20 @@ class RecallService:
         return hits, meta
 
     async def _semantic_side(
-        self, scope: Scope, req: RecallRequest, vector: list[float] | None, candidates: int, indexed: bool
+        self,
+        scope: Scope,
+        req: RecallRequest,
+        vector: list[float] | None,
+        candidates: int,
+        state: Awaitable[LargeSubjectState] | None,
     ) -> tuple[list[Ranked], Strategy, IterativeScan | None]:
         if vector is None:
             return [], "keyword", None
         settings = self._settings
         pool = max(settings.recall_pool_min, candidates * settings.recall_pool_factor)
-        if not indexed:
+        if state is None:
             return await self._unindexed_semantic(scope, req, vector, candidates, pool)
-        copy = await self._subject_copy(scope)
+        copy = self._subject_copy(scope, (await state).vector_version)
         if copy is not None:
             project = uuid.UUID(req.project_id) if req.project_id else None
             return copy.nearest(project, vector, candidates), "subject_exact", None
@@ -217,14 +232,12 @@ class RecallService:
             found = await store.ann(scope, vector, candidates, pool, req.project_id)
             return found, "subject_ann", self._iterative
 
-    async def _subject_copy(self, scope: Scope) -> SubjectVectors | None:
-        """This replica's copy of a large subject's vectors when it is at the subject's current version;
+    def _subject_copy(self, scope: Scope, version: int) -> SubjectVectors | None:
+        """This replica's copy of a large subject's vectors when it is at the subject's current `version`;
         None (recall takes the SQL path) while it is missing or stale, and then a reload starts."""
         key = (scope.tenant_id, scope.subject_id)
-        if not self.vectors.enabled or self._settings.subject_copy_max_rows <= 0 or self.vectors.refuses(key):
+        if not self.vectors.enabled or self._settings.subject_copy_max_rows <= 0:
             return None
-        async with self._subject_ann() as session:
-            version = await RecallStore(session).vector_version(scope)
         return self.vectors.if_current(
             key,
             version,
@@ -245,20 +258,56 @@ class RecallService:
             rows = await store.subject_vectors(scope)
         return SubjectVectors.build(version, rows, EMBEDDING_DIM)
 
-    async def _keyword_side(self, scope: Scope, req: RecallRequest, indexed: bool) -> list[Ranked]:
+    def _postings_copy(self, scope: Scope, version: int) -> SubjectPostings | None:
+        """This replica's copy of a large subject's postings when it is at the subject's current keyword
+        `version`; None (the keyword side takes SQL) while it is missing or stale, and then a reload starts."""
+        if not self.postings.enabled or self._settings.subject_keyword_copy_max_postings <= 0:
+            return None
+        return self.postings.if_current(
+            (scope.tenant_id, scope.subject_id),
+            version,
+            lambda _: self._load_postings(scope),
+            self._settings.subject_copy_reload_seconds,
+        )
+
+    async def _load_postings(self, scope: Scope) -> SubjectPostings | None:
+        """The subject's postings, or None when it holds more than a copy may."""
+        async with self._sm() as session:
+            await session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+            store = RecallStore(session)
+            version = await store.keyword_version(scope)
+            docs, terms = await store.subject_postings(scope)
+        # Off the event loop: numpy builds the index from ~a million Python ints for a large subject.
+        built = await asyncio.to_thread(SubjectPostings.build, version, docs, terms)
+        return built if built.rows <= self._settings.subject_keyword_copy_max_postings else None
+
+    async def _keyword_side(
+        self, scope: Scope, req: RecallRequest, state: Awaitable[LargeSubjectState] | None
+    ) -> list[Ranked]:
         if req.mode == "semantic" or req.include_superseded:
             return []
         settings = self._settings
+        depth = max(req.limit, settings.keyword_depth)
+        lexemes: list[str] | None = None
+        if state is not None:
+            current = await state
+            postings = self._postings_copy(scope, current.keyword_version)
+            if postings is not None:
+                project = uuid.UUID(req.project_id) if req.project_id else None
+                return postings.ranked(current.lexemes, project, depth, settings.bm25_k1, settings.bm25_b)
+            lexemes = current.lexemes
         # A large subject's BM25 statement runs with custom plans (the subject-ANN pool forces them): the
         # generic plan PostgreSQL switches to after five executions of the prepared statement took 55 ms
         # where the custom plan takes 2 (20k-row subject in a 700k-row table, bench/recall_scale.py).
         # Its GIN index serves it inside `cairn_keyword_candidates`.
+        indexed = state is not None
         async with (self._subject_ann if indexed else self._reads)() as session:
-            lexemes = await self._lexemes(session, req.query)
+            if lexemes is None:
+                lexemes = await self._lexemes(session, req.query)
             statement = keyword_statement(
                 scope,
                 lexemes,
-                max(req.limit, settings.keyword_depth),
+                depth,
                 req.project_id,
                 k1=settings.bm25_k1,
                 b=settings.bm25_b,

@@ -49,6 +49,12 @@ class RecallSettings(ServiceSettings):
     # A stale copy (the subject's vectors changed) is reloaded in the background at most this often; recall
     # uses SQL meanwhile, so an embedding backlog does not turn into a reload per recall.
     subject_copy_reload_seconds: float = 5.0
+    # Large subjects' keyword side from this replica's copy of their postings (cairn_recall.keyword_copy):
+    # exact BM25 from numpy instead of a statement that reads every candidate's tsvector (~15 ms of
+    # PostgreSQL per recall on 10,000 conversation turns). Caps in postings (8 bytes each; 10,000 such turns
+    # hold ~0.6M); reloads spaced as the vector copy's. 0 disables.
+    subject_keyword_copy_max_postings: int = 4_000_000
+    subject_keyword_copy_max_total_postings: int = 20_000_000
     # BM25 statistics of large subjects (cairn_recall.term_stats), per recall replica.
     subject_term_stats_ttl_seconds: float = 120.0
     subject_term_stats_max_entries: int = 100_000

@@ -2,11 +2,12 @@
 
 import re
 import uuid
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import ColumnElement, TextClause, case, literal, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cairn_recall.keyword_copy import KeywordDoc, TermPostings
 from cairn_recall.ranking import Ranked, speaker_of
 from cairn_recall.sql import PARTITION, SUBJECT, SUBJECT_LIVE, scope_params
 from cairn_recall.sql import project_param as _project
@@ -117,6 +118,40 @@ WHERE c.tenant_id = :tenant_id AND c.subject_id = :subject_id AND {SUBJECT_LIVE}
 )
 
 
+# What a large subject's recall reads before either side: the query's lexemes (PostgreSQL's own parser, as
+# the stored tsv), the subject's vector version and its keyword version (migration 0019), in one round trip.
+_KEYWORD_VERSION = (
+    "coalesce((SELECT v.version FROM memory_versions v WHERE v.tenant_id = :tenant_id AND v.subject_id = :subject_id), 0)"
+    " + coalesce((SELECT c.changes FROM memory_live_counts c"
+    " WHERE c.tenant_id = :tenant_id AND c.subject_id = :subject_id), 0)"
+)
+_LARGE_SUBJECT_STATE = text(
+    "SELECT tsvector_to_array(to_tsvector('english', CAST(:query AS text))) AS lexemes,"
+    " coalesce((SELECT v.version FROM memory_versions v"
+    " WHERE v.tenant_id = :tenant_id AND v.subject_id = :subject_id), 0) AS vectors,"
+    f" {_KEYWORD_VERSION} AS words"
+)
+
+_KEYWORD_VERSION_ONLY = text(f"SELECT {_KEYWORD_VERSION}")
+
+# The subject's live rows in id order, and its postings with doc = the row's place in that order (the two
+# read in one snapshot): cairn_recall.keyword_copy.
+_SUBJECT_DOCS = text(
+    f"SELECT m.id, m.project_id, left(m.text, 80) AS head, m.metadata ->> 'role' AS role,"
+    f" length(m.tsv) AS length FROM memories m WHERE {SUBJECT_LIVE} ORDER BY m.id"
+)
+_SUBJECT_POSTINGS = text(
+    f"""
+WITH docs AS MATERIALIZED (
+    SELECT row_number() OVER (ORDER BY m.id) - 1 AS doc, m.tsv FROM memories m WHERE {SUBJECT_LIVE}
+)
+SELECT p.lexeme, array_agg(d.doc ORDER BY d.doc) AS docs,
+       array_agg(coalesce(array_length(p.positions, 1), 1) ORDER BY d.doc) AS frequencies
+FROM docs d CROSS JOIN LATERAL unnest(d.tsv) AS p(lexeme, positions, weights)
+GROUP BY p.lexeme
+"""
+)
+
 _SUBJECT_VECTORS_AT_MOST = text(
     f"""
 SELECT count(*) FROM (
@@ -155,6 +190,12 @@ def ann_options(
         if scan_mem_multiplier:
             options["hnsw.scan_mem_multiplier"] = str(scan_mem_multiplier)
     return options
+
+
+class LargeSubjectState(NamedTuple):
+    lexemes: list[str]
+    vector_version: int
+    keyword_version: int
 
 
 def _best_per_memory(rows: Any, limit: int) -> list[Ranked]:
@@ -233,6 +274,29 @@ class RecallStore:
 
     async def vector_version(self, scope: Scope) -> int:
         return int(await self.session.scalar(_VERSION, scope_params(scope)) or 0)
+
+    async def large_subject_state(self, scope: Scope, query: str) -> LargeSubjectState:
+        """The query's lexemes and the subject's vector and keyword versions, in one round trip."""
+        row = (
+            await self.session.execute(_LARGE_SUBJECT_STATE, {**scope_params(scope), "query": query})
+        ).one()
+        return LargeSubjectState(list(row.lexemes or []), int(row.vectors), int(row.words))
+
+    async def keyword_version(self, scope: Scope) -> int:
+        return int(await self.session.scalar(_KEYWORD_VERSION_ONLY, scope_params(scope)) or 0)
+
+    async def subject_postings(self, scope: Scope) -> tuple[list[KeywordDoc], list[TermPostings]]:
+        """The subject's live rows and postings; read in the same snapshot as `keyword_version`."""
+        params = scope_params(scope)
+        docs = [
+            KeywordDoc(r.id, r.project_id, r.head, r.role, int(r.length))
+            for r in await self.session.execute(_SUBJECT_DOCS, params)
+        ]
+        terms = [
+            TermPostings(r.lexeme, r.docs, r.frequencies)
+            for r in await self.session.execute(_SUBJECT_POSTINGS, params)
+        ]
+        return docs, terms
 
     async def subject_vectors_at_most(self, scope: Scope, cap: int) -> int:
         """The subject's live vectors (heads + chunks), each kind counted only up to `cap + 1`."""

@@ -1,0 +1,151 @@
+"""Okapi BM25 for large subjects from this replica's copy of their postings.
+
+On 10,000 conversation turns the keyword side's statement took ~15 ms of PostgreSQL per recall (about 650
+candidates' long tsvectors detoasted and filtered), plus term statistics for words not counted lately: the
+largest share of a recall once the semantic side moved to a vector copy (docs/performance.md). Scored from
+a copy, the same side is a few numpy additions over the query terms' posting lists.
+
+The copy is built from PostgreSQL's own tsvectors (`to_tsvector('english', text)`, the stored `tsv`), so
+its terms, term frequencies and lengths are the SQL statement's, and it is exact: every live row holding a
+query term is scored, where the SQL path of a large subject matches only its rarest terms. Document
+frequencies, the row count and the mean length are the subject's live rows', as the SQL path's cached
+statistics are.
+
+Like the vector copy it is never a source of truth: the subject's keyword version (`memory_versions.version`
+plus `memory_live_counts.changes`, migrations 0018 and 0019) moves on every insert, delete, supersede,
+text or partition change, and recall uses a copy only when it was loaded at that version or later.
+"""
+
+import math
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from cairn_recall.ranking import Ranked, speaker_of
+from cairn_storage.vector_copy import VersionedCopies
+
+
+@dataclass(frozen=True)
+class KeywordDoc:
+    """One live memory of the subject: what the keyword side filters on and reports."""
+
+    memory_id: uuid.UUID
+    project_id: uuid.UUID | None
+    head: str  # what `speaker_of` reads
+    role: str | None
+    length: int  # distinct lexemes (`length(tsv)`), BM25's document length
+
+
+@dataclass(frozen=True)
+class TermPostings:
+    """The rows (indexes into the docs, ascending) holding one lexeme, and how often each holds it."""
+
+    lexeme: str
+    docs: Sequence[int]
+    frequencies: Sequence[int]
+
+
+@dataclass
+class SubjectPostings:
+    """A subject's live rows and an inverted index of their lexemes, at one version."""
+
+    version: int
+    memory_ids: list[uuid.UUID]
+    speakers: list[str | None]
+    lengths: npt.NDArray[np.float64]
+    offsets: dict[str, tuple[int, int]]  # lexeme -> its slice of `docs` / `frequencies`
+    docs: npt.NDArray[np.int32]
+    frequencies: npt.NDArray[np.float32]
+    global_partition: npt.NDArray[np.bool_]  # project_id IS NULL
+    projects: dict[uuid.UUID, npt.NDArray[np.intp]]
+
+    @classmethod
+    def build(
+        cls, version: int, rows: Sequence[KeywordDoc], terms: Iterable[TermPostings]
+    ) -> "SubjectPostings":
+        """`rows` in the order the postings' doc indexes refer to."""
+        offsets: dict[str, tuple[int, int]] = {}
+        doc_parts: list[Sequence[int]] = []
+        tf_parts: list[Sequence[int]] = []
+        start = 0
+        for term in terms:
+            offsets[term.lexeme] = (start, start + len(term.docs))
+            start += len(term.docs)
+            doc_parts.append(term.docs)
+            tf_parts.append(term.frequencies)
+        projects: dict[uuid.UUID, list[int]] = {}
+        for i, row in enumerate(rows):
+            if row.project_id is not None:
+                projects.setdefault(row.project_id, []).append(i)
+        return cls(
+            version=version,
+            memory_ids=[r.memory_id for r in rows],
+            speakers=[speaker_of(r.head, r.role) for r in rows],
+            lengths=np.asarray([r.length for r in rows], dtype=np.float64),
+            offsets=offsets,
+            docs=np.fromiter((d for part in doc_parts for d in part), dtype=np.int32, count=start),
+            frequencies=np.fromiter((f for part in tf_parts for f in part), dtype=np.float32, count=start),
+            global_partition=np.asarray([r.project_id is None for r in rows], dtype=np.bool_),
+            projects={k: np.asarray(v, dtype=np.intp) for k, v in projects.items()},
+        )
+
+    @property
+    def rows(self) -> int:
+        """Postings held: what the replica's budget counts (8 bytes each)."""
+        return int(self.docs.shape[0])
+
+    def document_frequency(self, lexeme: str) -> int:
+        start, end = self.offsets.get(lexeme, (0, 0))
+        return end - start
+
+    def ranked(
+        self, lexemes: Sequence[str], project_id: uuid.UUID | None, limit: int, k1: float, b: float
+    ) -> list[Ranked]:
+        """The `limit` rows of the partition (global, plus `project_id`'s) holding any of `lexemes`, best
+        BM25 first, ties by id, each with its share of the query's idf mass: what the SQL keyword
+        statement returns when it scores every candidate."""
+        n_docs = len(self.memory_ids)
+        if not lexemes or n_docs == 0 or limit <= 0:
+            return []
+        avgdl = max(float(self.lengths.mean()), 1e-9)
+        norm = k1 * (1 - b + b * self.lengths / avgdl)
+        scores = np.zeros(n_docs, dtype=np.float64)
+        covered = np.zeros(n_docs, dtype=np.float64)
+        idf_mass = 0.0
+        for lexeme in dict.fromkeys(lexemes):
+            start, end = self.offsets.get(lexeme, (0, 0))
+            idf = math.log(1 + (n_docs - (end - start) + 0.5) / ((end - start) + 0.5))
+            idf_mass += idf
+            if end == start:
+                continue
+            docs = self.docs[start:end]
+            tf = self.frequencies[start:end].astype(np.float64)
+            # A lexeme's docs are distinct, so fancy-indexed += adds once per row.
+            scores[docs] += idf * tf * (k1 + 1) / (tf + norm[docs])
+            covered[docs] += idf
+        partition = self.global_partition.copy()
+        if project_id is not None and project_id in self.projects:
+            partition[self.projects[project_id]] = True
+        candidates = np.flatnonzero(partition & (covered > 0))
+        if len(candidates) > limit:
+            # Every row as good as the limit-th is kept before the id tie-break, so ties at the cut are exact.
+            kth = np.partition(-scores[candidates], limit - 1)[limit - 1]
+            candidates = candidates[-scores[candidates] <= kth]
+        best = sorted((int(i) for i in candidates), key=lambda i: (-scores[i], self.memory_ids[i]))[:limit]
+        return [
+            Ranked(
+                self.memory_ids[i],
+                float(scores[i]),
+                float(covered[i]) / max(idf_mass, 1e-9),
+                self.speakers[i],
+            )
+            for i in best
+        ]
+
+
+class SubjectPostingsCopies(VersionedCopies[tuple[str, str], SubjectPostings]):
+    """Per-replica copies of large subjects' postings keyed by (tenant, subject), least recently used out
+    past `max_rows` postings in all."""
