@@ -44,7 +44,9 @@ def bm25(docs: list[dict[str, int]], query: list[str], i: int) -> float:
 def test_scores_are_okapi_bm25_over_the_subjects_rows() -> None:
     rng = random.Random(5)
     vocabulary = [f"w{j}" for j in range(30)]
-    docs = [{lex: rng.randint(1, 4) for lex in rng.sample(vocabulary, rng.randint(1, 12))} for _ in range(200)]
+    docs = [
+        {lex: rng.randint(1, 4) for lex in rng.sample(vocabulary, rng.randint(1, 12))} for _ in range(200)
+    ]
     copy = build(docs)
     assert copy.rows == sum(len(d) for d in docs)
     query = ["w1", "w7", "w19", "absent"]
