@@ -6,6 +6,7 @@ import asyncio
 import struct
 import uuid
 
+import numpy as np
 import pytest
 
 from cairn_recall.vector_copy import SubjectVectorCopies, SubjectVectorRow, SubjectVectors
@@ -141,3 +142,34 @@ async def test_least_recently_used_subjects_leave_first() -> None:
 def test_no_limit_no_rows(limit: int) -> None:
     subject = SubjectVectors.build(1, [row(uuid.uuid4(), [1, 0, 0, 0])], DIM)
     assert subject.nearest(None, [1, 0, 0, 0], limit) == []
+
+
+async def test_concurrent_recalls_share_a_product_and_get_their_own_distances() -> None:
+    rng = np.random.default_rng(11)
+    memories = ids(40)
+    rows = [row(m, rng.normal(size=DIM).tolist()) for m in memories]
+    rows += [row(m, rng.normal(size=DIM).tolist()) for m in memories[:10]]  # chunks of the first ten
+    subject = SubjectVectors.build(1, rows, DIM)
+    queries = [rng.normal(size=DIM).tolist() for _ in range(9)]
+    together = await asyncio.gather(*(subject.nearest_batched(None, q, 5) for q in queries))
+    assert subject.scorer.batches < len(queries)  # the first went alone, the rest queued behind it
+    for query, (found, similarities) in zip(queries, together, strict=True):
+        alone = subject.nearest(None, query, 5)
+        assert [r.id for r in found] == [r.id for r in alone]
+        assert [r.value for r in found] == pytest.approx([r.value for r in alone], abs=1e-6)
+        for hit in alone:  # each memory's score is the similarity of its best vector
+            assert similarities.of(hit.id) == pytest.approx(1 - hit.value, abs=1e-6)
+    assert together[0][1].of(uuid.uuid4()) is None  # not in the copy: no vector, no score
+
+
+async def test_a_cancelled_recall_does_not_stop_the_others_of_its_batch() -> None:
+    a, b = ids(2)
+    subject = SubjectVectors.build(1, [row(a, [1, 0, 0, 0]), row(b, [0, 1, 0, 0])], DIM)
+    first = asyncio.ensure_future(subject.nearest_batched(None, [1, 0, 0, 0], 1))
+    cancelled = asyncio.ensure_future(subject.nearest_batched(None, [0, 1, 0, 0], 1))
+    last = asyncio.ensure_future(subject.nearest_batched(None, [0, 1, 0, 0], 1))
+    await asyncio.sleep(0)
+    cancelled.cancel()
+    assert [r.id for r in (await first)[0]] == [a]
+    assert [r.id for r in (await last)[0]] == [b]
+    assert cancelled.cancelled()

@@ -74,6 +74,66 @@ def group_distances(
     return best
 
 
+def group_distances_many(
+    matrix: Matrix, starts: npt.NDArray[np.intp], queries: Matrix
+) -> npt.NDArray[np.float32]:
+    """`group_distances` for several unit-length queries (rows of `queries`) in one matrix product: column
+    j holds query j's distances."""
+    distances: npt.NDArray[np.float32] = (1.0 - matrix @ queries.T).astype(np.float32, copy=False)
+    if len(starts) == matrix.shape[0]:
+        return distances
+    best: npt.NDArray[np.float32] = np.minimum.reduceat(distances, starts, axis=0)
+    return best
+
+
+class BatchedDistances:
+    """Queries against one copy that arrive while a product runs are scored together by the next one.
+
+    Scoring one query is a matrix-vector product that reads the whole matrix from memory (~29 MB for a
+    subject of 18,600 vectors: ~3 ms, memory-bound); a matrix-matrix product reads it once for all the
+    queries of a batch (16 queries cost ~9 ms). Nothing waits for a batch to fill: a query that finds the
+    copy idle goes alone, and a batch is whatever queued while the previous one ran. Products run on a
+    worker thread (numpy releases the GIL), so the event loop goes on serving meanwhile."""
+
+    def __init__(self, matrix: Matrix, starts: npt.NDArray[np.intp]) -> None:
+        self._matrix = matrix
+        self._starts = starts
+        self._queue: list[tuple[npt.NDArray[np.float32], asyncio.Future[npt.NDArray[np.float32]]]] = []
+        self._drainer: asyncio.Task[None] | None = None
+        self.batches = 0  # products run (tests read it)
+
+    async def best(self, query: Sequence[float]) -> npt.NDArray[np.float32]:
+        """What `group_distances(matrix, starts, query)` returns."""
+        q = np.asarray(query, dtype=np.float32)
+        norm = float(np.linalg.norm(q))
+        done: asyncio.Future[npt.NDArray[np.float32]] = asyncio.get_running_loop().create_future()
+        self._queue.append((q / (norm or 1.0), done))
+        if self._drainer is None:
+            self._drainer = asyncio.create_task(self._drain())
+        return await done
+
+    async def _drain(self) -> None:
+        try:
+            while self._queue:
+                batch, self._queue = self._queue, []
+                queries = np.stack([q for q, _ in batch])
+                self.batches += 1
+                try:
+                    result = await asyncio.to_thread(
+                        group_distances_many, self._matrix, self._starts, queries
+                    )
+                except Exception as exc:  # each waiting query fails with it; the next batch tries again
+                    for _, done in batch:
+                        if not done.done():
+                            done.set_exception(exc)
+                    continue
+                for j, (_, done) in enumerate(batch):
+                    if not done.done():  # a cancelled recall stopped waiting
+                        done.set_result(result[:, j])
+        finally:
+            self._drainer = None
+
+
 def nearest(best: npt.NDArray[np.float32], ids: Sequence[uuid.UUID], limit: int) -> list[tuple[int, float]]:
     """The `limit` groups nearest by `best` (inf: excluded), ties by id: the order of an exact SQL top-k
     `ORDER BY distance, id`. Returns (group index, distance)."""

@@ -21,7 +21,7 @@ from cairn_recall.settings import RecallSettings
 from cairn_recall.store import LargeSubjectState, RecallStore, ann_options
 from cairn_recall.subject_index import SubjectIndexes
 from cairn_recall.term_stats import SubjectTermStats
-from cairn_recall.vector_copy import SubjectVectorCopies, SubjectVectors
+from cairn_recall.vector_copy import Similarities, SubjectVectorCopies, SubjectVectors
 from cairn_scope import Scope
 from cairn_storage.convert import memory_out
 from cairn_storage.fulltext import QueryLexemes
@@ -160,7 +160,7 @@ class RecallService:
         candidates = max(req.limit, settings.semantic_depth)
         # The two lists come from separate transactions on two connections, so PostgreSQL works on both at
         # once (each side is a few index scans; neither needs the other's snapshot).
-        (semantic, strategy, iterative), keyword = await asyncio.gather(
+        (semantic, strategy, iterative, similarities), keyword = await asyncio.gather(
             self._semantic_side(scope, req, vector, candidates, state), keyword_side
         )
         fused = fuse(
@@ -174,8 +174,15 @@ class RecallService:
             speakers = {r.id: r.speaker for r in (*semantic, *keyword)}
             fused = speaker_prior(fused, speakers, wanted_speaker(req.query), settings.speaker_prior)
         chosen = [(f.id, f.reason) for f in fused[: req.limit]]
+        ids = [m for m, _ in chosen]
         async with self._reads() as session:
-            rows = await RecallStore(session).rows_with_scores(scope, [m for m, _ in chosen], vector)
+            if similarities is None:
+                rows = await RecallStore(session).rows_with_scores(scope, ids, vector)
+            else:  # the copy scored every memory already
+                rows = {
+                    m: (r, similarities.of(m))
+                    for m, r in (await RecallStore(session).rows(scope, ids)).items()
+                }
         hits = [
             RecallHit(memory=memory_out(rows[m][0]), score=rows[m][1], selection_reason=reason)
             for m, reason in chosen
@@ -202,23 +209,24 @@ class RecallService:
         vector: list[float] | None,
         candidates: int,
         state: Awaitable[LargeSubjectState] | None,
-    ) -> tuple[list[Ranked], Strategy, IterativeScan | None]:
+    ) -> tuple[list[Ranked], Strategy, IterativeScan | None, Similarities | None]:
         if vector is None:
-            return [], "keyword", None
+            return [], "keyword", None, None
         settings = self._settings
         pool = max(settings.recall_pool_min, candidates * settings.recall_pool_factor)
         if state is None:
-            return await self._unindexed_semantic(scope, req, vector, candidates, pool)
+            return (*await self._unindexed_semantic(scope, req, vector, candidates, pool), None)
         copy = self._subject_copy(scope, (await state).vector_version)
         if copy is not None:
             project = uuid.UUID(req.project_id) if req.project_id else None
-            return copy.nearest(project, vector, candidates), "subject_exact", None
+            nearest, similarities = await copy.nearest_batched(project, vector, candidates)
+            return nearest, "subject_exact", None, similarities
         ef_search = subject_ann_ef_search(settings, pool)
         if ef_search == self._subject_ann_ef_search:
             # The pool's connections carry exactly these options: one round trip, no transaction.
             async with self._subject_ann() as session:
                 found = await RecallStore(session).ann(scope, vector, candidates, pool, req.project_id)
-            return found, "subject_ann", self._iterative
+            return found, "subject_ann", self._iterative, None
         async with self._sm.begin() as session:
             store = RecallStore(session)
             # Bound values planned as constants, so the subject's partial indexes match the statement.
@@ -230,7 +238,7 @@ class RecallService:
                 constants=True,
             )
             found = await store.ann(scope, vector, candidates, pool, req.project_id)
-            return found, "subject_ann", self._iterative
+            return found, "subject_ann", self._iterative, None
 
     def _subject_copy(self, scope: Scope, version: int) -> SubjectVectors | None:
         """This replica's copy of a large subject's vectors when it is at the subject's current `version`;

@@ -82,20 +82,26 @@ UNION ALL
 """
 )
 
-# The columns `memory_out` reads, and the query similarity of the head or, when better, the best chunk.
+# The columns `memory_out` reads.
+_MEMORY_COLUMNS = """m.id, m.text, m.source, m.confidence, m.tags, m.metadata AS metadata_, m.project_id,
+       m.source_session_id, m.superseded_by, m.embedding_content_hash, m.recall_count, m.last_recalled_at,
+       m.created_at, m.subject_id"""
+_ROWS_BY_ID = f"FROM memories m WHERE {SUBJECT} AND m.id = ANY(CAST(:ids AS uuid[]))"
+
+# Those columns and the query similarity of the head or, when better, the best chunk.
 _ROWS_WITH_SCORES = text(
     f"""
-SELECT m.id, m.text, m.source, m.confidence, m.tags, m.metadata AS metadata_, m.project_id,
-       m.source_session_id, m.superseded_by, m.embedding_content_hash, m.recall_count, m.last_recalled_at,
-       m.created_at, m.subject_id,
+SELECT {_MEMORY_COLUMNS},
        greatest(
            1 - (m.embedding <=> CAST(:vector AS vector)),
            (SELECT max(1 - (c.embedding <=> CAST(:vector AS vector))) FROM memory_chunks c
             WHERE c.tenant_id = :tenant_id AND c.subject_id = :subject_id AND c.memory_id = m.id)
        ) AS score
-FROM memories m WHERE {SUBJECT} AND m.id = ANY(CAST(:ids AS uuid[]))
+{_ROWS_BY_ID}
 """
 )
+# Without scores: a large subject's copy of its vectors has them already.
+_ROWS = text(f"SELECT {_MEMORY_COLUMNS} {_ROWS_BY_ID}")
 
 
 # The subject's vector version (migration 0018): 0 until its first vector write.
@@ -326,6 +332,12 @@ class RecallStore:
             scope,
         )
         return list((await self.session.execute(stmt)).scalars().all())
+
+    async def rows(self, scope: Scope, ids: list[uuid.UUID]) -> dict[uuid.UUID, Any]:
+        """The memories for `ids` (those still there)."""
+        if not ids:
+            return {}
+        return {r.id: r for r in await self.session.execute(_ROWS, {**scope_params(scope), "ids": ids})}
 
     async def rows_with_scores(
         self, scope: Scope, ids: list[uuid.UUID], vector: list[float] | None

@@ -14,13 +14,21 @@ during a write burst is served from SQL until its vectors settle, and never wait
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
 from cairn_recall.ranking import Ranked, speaker_of
-from cairn_storage.vector_copy import Matrix, VersionedCopies, group_distances, grouped, nearest, unit_rows
+from cairn_storage.vector_copy import (
+    BatchedDistances,
+    Matrix,
+    VersionedCopies,
+    group_distances,
+    grouped,
+    nearest,
+    unit_rows,
+)
 
 
 @dataclass(frozen=True)
@@ -34,6 +42,19 @@ class SubjectVectorRow:
     vector: bytes  # pgvector's binary form (vector_send)
 
 
+@dataclass(frozen=True)
+class Similarities:
+    """Each memory's cosine similarity to one query, by its best vector (head or chunk): what
+    `RecallStore.rows_with_scores` computes in SQL; None for a memory without a vector."""
+
+    index: dict[uuid.UUID, int]
+    best: npt.NDArray[np.float32]  # distances
+
+    def of(self, memory_id: uuid.UUID) -> float | None:
+        i = self.index.get(memory_id)
+        return None if i is None else 1.0 - float(self.best[i])
+
+
 @dataclass
 class SubjectVectors:
     """A subject's live vectors at one version, grouped by memory (a memory's rows adjacent)."""
@@ -45,6 +66,12 @@ class SubjectVectors:
     starts: npt.NDArray[np.intp]  # first row of each memory
     global_partition: npt.NDArray[np.bool_]  # project_id IS NULL
     projects: dict[uuid.UUID, npt.NDArray[np.intp]]
+    # Concurrent recalls of the subject share one matrix product (cairn_storage.vector_copy).
+    scorer: BatchedDistances = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.scorer = BatchedDistances(self.matrix, self.starts)
+        self._index = {memory_id: i for i, memory_id in enumerate(self.memory_ids)}
 
     @classmethod
     def build(cls, version: int, rows: Sequence[SubjectVectorRow], dim: int) -> "SubjectVectors":
@@ -72,7 +99,21 @@ class SubjectVectors:
         best vector's cosine distance, ties by id: what `RecallStore.exact` returns for the live rows."""
         if not self.memory_ids or limit <= 0:
             return []
-        best = group_distances(self.matrix, self.starts, query)
+        return self._ranked(group_distances(self.matrix, self.starts, query), project_id, limit)
+
+    async def nearest_batched(
+        self, project_id: uuid.UUID | None, query: Sequence[float], limit: int
+    ) -> tuple[list[Ranked], Similarities]:
+        """`nearest`, its product shared with the subject's other recalls in flight, and every memory's
+        similarity to the query (what the hits report as their score)."""
+        if not self.memory_ids:
+            return [], Similarities({}, np.zeros(0, dtype=np.float32))
+        best = await self.scorer.best(query)
+        return self._ranked(best, project_id, limit) if limit > 0 else [], Similarities(self._index, best)
+
+    def _ranked(
+        self, best: npt.NDArray[np.float32], project_id: uuid.UUID | None, limit: int
+    ) -> list[Ranked]:
         partition = self.global_partition.copy()
         if project_id is not None and project_id in self.projects:
             partition[self.projects[project_id]] = True
