@@ -133,3 +133,76 @@ async def test_a_large_subjects_vector_copy_serves_it_and_never_serves_stale_row
     reloaded = await until_strategy(http, key, "trilobite fossils Morocco", "subject_exact")
     assert reloaded["data"][0]["memory"]["id"] == fresh["id"]
     assert top not in {h["memory"]["id"] for h in reloaded["data"]}
+
+
+async def keyword_sides(stack: CairnStack) -> dict[str, float]:
+    """The recall process's keyword-side counters: how many large-subject keyword sides each source scored."""
+    async with httpx.AsyncClient(base_url=stack.http_url("recall"), timeout=10) as client:
+        text = (await client.get("/metrics")).text
+    sides = {}
+    for line in text.splitlines():
+        if line.startswith("cairn_recall_keyword_sides_total{"):
+            source = line.split('source="', 1)[1].split('"', 1)[0]
+            sides[source] = float(line.rsplit(" ", 1)[1])
+    return sides
+
+
+async def keyword_recall(
+    stack: CairnStack, http: httpx.AsyncClient, key: str, query: str
+) -> tuple[list[str], str]:
+    """A keyword recall's texts, and which source scored its keyword side."""
+    before = await keyword_sides(stack)
+    result = await recall(http, key, query=query, mode="keyword")
+    after = await keyword_sides(stack)
+    (source,) = [s for s in after if after[s] > before.get(s, 0.0)]
+    return [h["memory"]["text"] for h in result["data"]], source
+
+
+async def test_a_large_subjects_postings_copy_serves_its_keywords_and_never_serves_stale_rows(
+    indexing_recall: CairnStack, http: httpx.AsyncClient, tenant: TenantHandle
+) -> None:
+    key = await tenant.agent("worded")
+    neighbour = await tenant.agent("worded-neighbour")
+    topics = ["kayaks", "compilers", "orchids", "chess", "mortgages", "tea", "tango", "fossils"]
+    for i in range(THRESHOLD + 10):
+        await remember(http, key, text=f"Item {i}: the user spoke of {topics[i % len(topics)]} on day {i}")
+    await remember(http, neighbour, text="The user keeps a pet axolotl named Quokka")
+    await wait_embedded(http, key, THRESHOLD + 10)
+    await until_indexed(http, key, "orchids")
+
+    async def until_copy(query: str) -> list[str]:
+        for _ in range(100):
+            texts, source = await keyword_recall(indexing_recall, http, key, query)
+            if source == "copy":
+                return texts
+            await asyncio.sleep(0.2)
+        raise AssertionError("the postings copy never served")
+
+    assert sorted(await until_copy("orchids")) == sorted(
+        f"Item {i}: the user spoke of orchids on day {i}" for i in range(2, THRESHOLD + 10, 8)
+    )
+    assert await until_copy("axolotl quokka") == []  # the neighbour's words are not in this subject
+
+    # A plain write (no vector yet) is found by its words at once: the live set moved, so SQL serves it.
+    fresh = await remember(http, key, text="The user adopted an axolotl called Pistachio")
+    texts, source = await keyword_recall(indexing_recall, http, key, "axolotl")
+    assert (texts, source) == (["The user adopted an axolotl called Pistachio"], "sql")
+    assert await until_copy("axolotl") == ["The user adopted an axolotl called Pistachio"]  # reloaded
+
+    # Forgotten: gone from the very next recall.
+    response = await http.delete(f"/api/v1/memory/{fresh['id']}", headers=bearer(key))
+    assert response.status_code == 200, response.text
+    texts, _ = await keyword_recall(indexing_recall, http, key, "axolotl")
+    assert texts == []
+
+    # Superseded: the new text is found and the old one is not, from the very next recall on.
+    old = await remember(http, key, text="The user's kayak is painted vermilion")
+    await until_copy("vermilion")
+    response = await http.post(
+        f"/api/v1/memory/{old['id']}/supersede",
+        json={"text": "The user's kayak is painted teal"},
+        headers=bearer(key),
+    )
+    assert response.status_code == 201, response.text
+    assert (await keyword_recall(indexing_recall, http, key, "vermilion"))[0] == []
+    assert await until_copy("teal vermilion") == ["The user's kayak is painted teal"]

@@ -5,7 +5,7 @@ from prometheus_client import Counter
 
 RECALLS = Counter(
     "cairn_recalls_total",
-    "Recalls answered, by strategy (exact, ann, subject_ann, keyword, ilike)",
+    "Recalls answered, by strategy (exact, ann, subject_ann, subject_exact, keyword, ilike)",
     ["strategy"],
 )
 FALLBACKS = Counter(
@@ -16,14 +16,21 @@ DEGRADED = Counter(
     "Merged recalls returned degraded, by the half that failed or fell back (memory, knowledge)",
     ["part"],
 )
+KEYWORD_SIDES = Counter(
+    "cairn_recall_keyword_sides_total",
+    "Keyword sides of large-subject recalls, by what scored them: copy (this replica's postings) or sql",
+    ["source"],
+)
 HOTNESS_DROPPED = Counter(
     "cairn_hotness_events_dropped_total",
     "memory.recalled events shed because the publish queue was full (hotness is best-effort)",
 )
 
 # Every series of a closed label set exists from the start, so rate() and alerts see zeros, not gaps.
-for _strategy in ("exact", "ann", "subject_ann", "keyword", "ilike"):
+for _strategy in ("exact", "ann", "subject_ann", "subject_exact", "keyword", "ilike"):
     RECALLS.labels(_strategy)
+for _source in ("copy", "sql"):
+    KEYWORD_SIDES.labels(_source)
 for _reason in ("circuit_open", "provider_error", "no_api_key"):
     FALLBACKS.labels(_reason)
 for _part in ("memory", "knowledge"):

@@ -15,7 +15,7 @@ from cairn_embeddings import EmbedderUnavailable, EmbeddingError
 from cairn_providers import QueryEmbeddingCache, TenantEmbedders
 from cairn_recall.keyword import keyword_statement, ranked
 from cairn_recall.keyword_copy import SubjectPostings, SubjectPostingsCopies
-from cairn_recall.metrics import FALLBACKS, RECALLS
+from cairn_recall.metrics import FALLBACKS, KEYWORD_SIDES, RECALLS
 from cairn_recall.ranking import Ranked, fuse, speaker_prior, wanted_speaker
 from cairn_recall.settings import RecallSettings
 from cairn_recall.store import LargeSubjectState, RecallStore, ann_options
@@ -301,8 +301,10 @@ class RecallService:
             current = await state
             postings = self._postings_copy(scope, current.keyword_version)
             if postings is not None:
+                KEYWORD_SIDES.labels("copy").inc()
                 project = uuid.UUID(req.project_id) if req.project_id else None
                 return postings.ranked(current.lexemes, project, depth, settings.bm25_k1, settings.bm25_b)
+            KEYWORD_SIDES.labels("sql").inc()
             lexemes = current.lexemes
         # A large subject's BM25 statement runs with custom plans (the subject-ANN pool forces them): the
         # generic plan PostgreSQL switches to after five executions of the prepared statement took 55 ms
