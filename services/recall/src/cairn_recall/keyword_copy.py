@@ -19,7 +19,7 @@ text or partition change, and recall uses a copy only when it was loaded at that
 import math
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -61,6 +61,7 @@ class SubjectPostings:
     frequencies: npt.NDArray[np.float32]
     global_partition: npt.NDArray[np.bool_]  # project_id IS NULL
     projects: dict[uuid.UUID, npt.NDArray[np.intp]]
+    _norms: dict[tuple[float, float], npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(
@@ -92,6 +93,14 @@ class SubjectPostings:
             projects={k: np.asarray(v, dtype=np.intp) for k, v in projects.items()},
         )
 
+    def _norm(self, k1: float, b: float) -> npt.NDArray[np.float64]:
+        """BM25's per-row length normalisation, k1 * (1 - b + b * dl / avgdl): the same for every query."""
+        key = (k1, b)
+        if key not in self._norms:
+            avgdl = max(float(self.lengths.mean()), 1e-9) if len(self.lengths) else 1.0
+            self._norms[key] = k1 * (1 - b + b * self.lengths / avgdl)
+        return self._norms[key]
+
     @property
     def rows(self) -> int:
         """Postings held: what the replica's budget counts (8 bytes each)."""
@@ -110,8 +119,7 @@ class SubjectPostings:
         n_docs = len(self.memory_ids)
         if not lexemes or n_docs == 0 or limit <= 0:
             return []
-        avgdl = max(float(self.lengths.mean()), 1e-9)
-        norm = k1 * (1 - b + b * self.lengths / avgdl)
+        norm = self._norm(k1, b)
         scores = np.zeros(n_docs, dtype=np.float64)
         covered = np.zeros(n_docs, dtype=np.float64)
         idf_mass = 0.0
@@ -134,7 +142,11 @@ class SubjectPostings:
             # Every row as good as the limit-th is kept before the id tie-break, so ties at the cut are exact.
             kth = np.partition(-scores[candidates], limit - 1)[limit - 1]
             candidates = candidates[-scores[candidates] <= kth]
-        best = sorted((int(i) for i in candidates), key=lambda i: (-scores[i], self.memory_ids[i]))[:limit]
+        values = scores[candidates].tolist()
+        ranking = sorted(
+            zip(values, candidates.tolist(), strict=True), key=lambda t: (-t[0], self.memory_ids[t[1]])
+        )
+        best = [i for _, i in ranking[:limit]]
         return [
             Ranked(
                 self.memory_ids[i],

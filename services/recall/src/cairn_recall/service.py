@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from cairn_contracts.recall import RecallHit, RecallMeta, RecallRequest
 from cairn_embeddings import EmbedderUnavailable, EmbeddingError
@@ -75,6 +75,8 @@ class RecallService:
         # round trips (the scope hook then sets the RLS scope per connection, only when it changes). ANN
         # scans keep a transaction: their planner options are transaction-local.
         self._reads = reads
+        self._reads_engine: AsyncEngine = reads.kw["bind"]
+        self._subject_ann_engine: AsyncEngine = subject_ann.kw["bind"]
         self._embedders = embedders
         self._settings = settings
         self._iterative = iterative_scan
@@ -144,8 +146,8 @@ class RecallService:
         return hits, meta
 
     async def _large_state(self, scope: Scope, query: str) -> LargeSubjectState:
-        async with self._subject_ann() as session:
-            return await RecallStore(session).large_subject_state(scope, query)
+        async with self._subject_ann_engine.connect() as conn:
+            return await RecallStore(conn).large_subject_state(scope, query)
 
     async def _healthy(
         self,

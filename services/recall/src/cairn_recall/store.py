@@ -5,7 +5,7 @@ import uuid
 from typing import Any, NamedTuple
 
 from sqlalchemy import ColumnElement, TextClause, case, literal, or_, select, text
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from cairn_recall.keyword_copy import KeywordDoc, TermPostings
 from cairn_recall.ranking import Ranked, speaker_of
@@ -218,7 +218,8 @@ def _escape_like(value: str) -> str:
 
 
 class RecallStore:
-    def __init__(self, session: AsyncSession) -> None:
+    def __init__(self, session: AsyncSession | AsyncConnection) -> None:
+        """`session`: an ORM session, or a Core connection for the hot reads (no session bookkeeping)."""
         self.session = session
 
     async def set_ann_options(
