@@ -14,6 +14,12 @@ and per split. The split is fixed by a hash of the question id: `tune` (ranking 
     python bench/longmemeval.py                         # all 99 questions, fresh stack
     python bench/longmemeval.py --keep /tmp/lme         # keep the ingested stack; a rerun resumes/skips ingest
     python bench/longmemeval.py --keep /tmp/lme --variant CAIRN_RRF_K=20 --variant CAIRN_RRF_K=100
+
+The large-subject path (own indexes; keyword and vector sides from per-replica copies, or in SQL with the
+copies off) on the same questions, each subject made "large" by a low threshold:
+
+    python bench/longmemeval.py --keep /tmp/lme --variant CAIRN_SUBJECT_INDEX_MIN_ROWS=100 \
+        --variant CAIRN_SUBJECT_INDEX_MIN_ROWS=100,CAIRN_SUBJECT_KEYWORD_COPY_MAX_POSTINGS=0,CAIRN_SUBJECT_COPY_MAX_ROWS=0
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
+import httpx
 
 from harness import Bench, gather_limited, running_stack
 
@@ -243,6 +250,51 @@ async def evaluate(
     return results, latency
 
 
+async def warm_large_subjects(
+    bench: Bench, questions: list[dict[str, Any]], loaded: dict[str, Any], timeout: float = 120.0
+) -> list[str]:
+    """With a subject-index threshold below a question's turns (`--variant CAIRN_SUBJECT_INDEX_MIN_ROWS=100`),
+    every question's subject is a large one: recall each until its own indexes (and, unless turned off, its
+    copies) serve it, so the evaluation measures the large-subject path. The strategy each settled on."""
+    settled = []
+    for question in questions:
+        key = loaded["questions"][question["question_id"]]["key"]
+        deadline = time.perf_counter() + timeout
+        strategy = ""
+        while time.perf_counter() < deadline:
+            r = await bench.http.post(
+                "/api/v1/memory/recall", headers=bench.auth(key), json={"query": question["question"][:500]}
+            )
+            r.raise_for_status()
+            strategy = r.json()["meta"]["strategy"]
+            if strategy == "subject_exact":
+                break
+            if strategy == "subject_ann":  # copies turned off, or still loading: give them a moment
+                await asyncio.sleep(0.5)
+                again = await bench.http.post(
+                    "/api/v1/memory/recall",
+                    headers=bench.auth(key),
+                    json={"query": question["question"][:500]},
+                )
+                strategy = again.json()["meta"]["strategy"]
+                break
+            await asyncio.sleep(0.5)
+        settled.append(strategy)
+    await asyncio.sleep(1.0)  # the last postings loads
+    return settled
+
+
+async def keyword_sides(bench: Bench) -> dict[str, float]:
+    """The recall process's `cairn_recall_keyword_sides_total` by source (copy, sql)."""
+    async with httpx.AsyncClient(base_url=bench.stack.http_url("recall"), timeout=10) as client:
+        text = (await client.get("/metrics")).text
+    sides = {}
+    for line in text.splitlines():
+        if line.startswith("cairn_recall_keyword_sides_total{"):
+            sides[line.split('source="', 1)[1].split('"', 1)[0]] = float(line.rsplit(" ", 1)[1])
+    return sides
+
+
 def mean(rows: list[dict[str, float]], metric: str) -> float:
     return sum(r[metric] for r in rows) / len(rows)
 
@@ -274,8 +326,16 @@ async def run(
             await bench.stack.supervisor.stop("recall")
             await bench.stack.start_service("recall", "cairn_recall", **env)
             await bench.stack.wait_ready()
+            if "CAIRN_SUBJECT_INDEX_MIN_ROWS" in env:
+                strategies = await warm_large_subjects(bench, questions, loaded)
+                print(f"\nlarge-subject path, semantic sides served by: {dict(Counter(strategies))}")
+            before = await keyword_sides(bench)
             results, _ = await evaluate(bench, questions, loaded, modes)
-            show(f"hybrid with {env}", results)
+            after = await keyword_sides(bench)
+            show(f"with {env}", results)
+            print(
+                "keyword sides of large subjects by source:", {k: after[k] - before.get(k, 0) for k in after}
+            )
 
 
 def main() -> None:
