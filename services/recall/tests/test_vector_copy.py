@@ -70,7 +70,7 @@ def test_an_empty_subject_finds_nothing() -> None:
 
 
 async def test_a_stale_copy_is_reloaded_in_the_background_and_spaced() -> None:
-    copies = SubjectVectorCopies(max_rows=100)
+    copies = SubjectVectorCopies(max_rows=100, load_cost_factor=0.0)
     loads: list[int] = []
     version = {"now": 1}
 
@@ -173,3 +173,25 @@ async def test_a_cancelled_recall_does_not_stop_the_others_of_its_batch() -> Non
     assert [r.id for r in (await first)[0]] == [a]
     assert [r.id for r in (await last)[0]] == [b]
     assert cancelled.cancelled()
+
+
+async def test_reloads_of_a_costly_copy_are_spaced_by_its_load_time() -> None:
+    copies = SubjectVectorCopies(max_rows=100, load_cost_factor=20.0)
+    loads: list[int] = []
+
+    async def load(_: tuple[str, str]) -> SubjectVectors:
+        loads.append(1)
+        await asyncio.sleep(0.05)  # a load of 50 ms: reloads at most once a second
+        return SubjectVectors.build(len(loads), [row(uuid.uuid4(), [1, 0, 0, 0])], DIM)
+
+    key = ("t", "s")
+    assert copies.if_current(key, 1, load, min_interval=0.0) is None
+    await copies.settled()
+    assert copies.if_current(key, 2, load, min_interval=0.0) is None  # stale; 20 x 50 ms not yet past
+    await copies.settled()
+    assert loads == [1]
+    await asyncio.sleep(1.0)
+    assert copies.if_current(key, 2, load, min_interval=0.0) is None
+    await copies.settled()
+    assert loads == [1, 1]
+    assert copies.if_current(key, 2, load, min_interval=0.0) is not None

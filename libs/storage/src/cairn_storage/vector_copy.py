@@ -168,9 +168,14 @@ class VersionedCopies(Generic[K, V]):
     per key at a time. A key whose copy does not fit (its loader said so, or it alone is past `max_rows`)
     is searched in SQL, and not loaded again for `refusal_seconds`."""
 
-    def __init__(self, max_rows: int, refusal_seconds: float = 600.0) -> None:
+    def __init__(self, max_rows: int, refusal_seconds: float = 600.0, load_cost_factor: float = 20.0) -> None:
         self.max_rows = max_rows
         self.refusal_seconds = refusal_seconds
+        # Background reloads of a key are spaced by at least this many times its last load's duration, so
+        # a large copy whose scope keeps changing (an agent writing while it recalls) costs its database
+        # at most ~1/factor of a core in reloads, whatever `min_interval` says.
+        self.load_cost_factor = load_cost_factor
+        self._load_seconds: dict[K, float] = {}
         self._copies: OrderedDict[K, V] = OrderedDict()
         self._locks: dict[K, asyncio.Lock] = {}
         self._loading: dict[K, asyncio.Task[None]] = {}
@@ -219,11 +224,12 @@ class VersionedCopies(Generic[K, V]):
         """The copy when it is at `version` or later; otherwise None (the caller searches in SQL this time)
         and a load starts in the background, unless one is running or the last began under `min_interval`
         seconds ago (a scope whose version keeps moving, as during an embedding backlog, is not reloaded
-        on every search)."""
+        on every search), or under `load_cost_factor` times the last load's duration."""
         current = self._current(key, version)
         if current is not None or key in self._loading or self.refuses(key):
             return current
-        if time.monotonic() - self._last_load.get(key, -min_interval) < min_interval:
+        spacing = max(min_interval, self.load_cost_factor * self._load_seconds.get(key, 0.0))
+        if time.monotonic() - self._last_load.get(key, -spacing) < spacing:
             return None
         task = asyncio.create_task(self._load_logged(key, load))
         self._loading[key] = task
@@ -241,8 +247,9 @@ class VersionedCopies(Generic[K, V]):
             log.exception("loading a vector copy failed")
 
     async def _load(self, key: K, load: Loader[K, V]) -> None:
-        self._last_load[key] = time.monotonic()
+        started = self._last_load[key] = time.monotonic()
         copy = await load(key)
+        self._load_seconds[key] = time.monotonic() - started
         self.loads += 1
         self._copies.pop(key, None)
         if copy is None or copy.rows > self.max_rows:
@@ -253,3 +260,4 @@ class VersionedCopies(Generic[K, V]):
             evicted, _ = self._copies.popitem(last=False)
             self._locks.pop(evicted, None)
             self._last_load.pop(evicted, None)
+            self._load_seconds.pop(evicted, None)
