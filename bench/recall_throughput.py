@@ -30,19 +30,28 @@ from harness import Bench, running_stack, wait_subject_indexes
 CONCURRENCY = 16
 
 
-async def burst_subject(bench: Bench, http: aiohttp.ClientSession, keep: Path | None, burst: int) -> str:
-    """The key of an agent holding `burst` embedded turns: the kept one when DIR has it, else a new one."""
-    state = keep / "recall_bench.json" if keep else None
+def shortened(text: str, max_chars: int) -> str:
+    """`text` cut to at most `max_chars` at a word boundary (0: whole)."""
+    if not max_chars or len(text) <= max_chars:
+        return text
+    return text[:max_chars].rsplit(" ", 1)[0]
+
+
+async def burst_subject(
+    bench: Bench, http: aiohttp.ClientSession, keep: Path | None, burst: int, max_chars: int
+) -> str:
+    """The key of an agent holding `burst` embedded turns (each cut to `max_chars`): the kept one when DIR
+    has it, else a new one."""
+    state = keep / f"recall_bench_{burst}_{max_chars}.json" if keep else None
     if state and state.exists():
-        saved = json.loads(state.read_text())
-        if saved["burst"] == burst:
-            return str(saved["key"])
+        return str(json.loads(state.read_text())["key"])
     tenant = await bench.tenant(memory_quota=burst)
     key = str(await bench.agent_key(tenant, "bench-burst"))
-    texts, _ = conversations(burst)
+    texts, _ = conversations(burst * 2)
+    texts = list(dict.fromkeys(shortened(t, max_chars) for t in texts))[:burst]
     await burst_and_drain(bench, http, tenant, key, texts, Report())
     if state:
-        state.write_text(json.dumps({"burst": burst, "key": key}))
+        state.write_text(json.dumps({"key": key}))
     return key
 
 
@@ -62,12 +71,14 @@ def stack_cpu_seconds() -> dict[str, float]:
     return totals
 
 
-async def run(keep: Path | None, burst: int, recalls: int, mode: str, env: dict[str, str]) -> None:
+async def run(
+    keep: Path | None, burst: int, max_chars: int, recalls: int, mode: str, env: dict[str, str]
+) -> None:
     async with running_stack(extra_env=env, keep_dir=keep) as bench:
         async with aiohttp.ClientSession(
             bench.stack.gateway_url, connector=aiohttp.TCPConnector(limit=64)
         ) as http:
-            key = await burst_subject(bench, http, keep, burst)
+            key = await burst_subject(bench, http, keep, burst, max_chars)
             _, questions = conversations(1)
             rows = Report()
             rows["recall: subject indexes ready after"] = (
@@ -87,7 +98,8 @@ async def run(keep: Path | None, burst: int, recalls: int, mode: str, env: dict[
                 rows["recall: strategy after warm-up"] = (await r.json())["meta"]["strategy"]
             before = stack_cpu_seconds()
             client_before = psutil.Process().cpu_times()
-            rows[f"recalls: {burst} turns ({mode}), concurrency {CONCURRENCY}"] = await load(
+            what = f"turns cut to {max_chars} chars" if max_chars else "turns"
+            rows[f"recalls: {burst} {what} ({mode}), concurrency {CONCURRENCY}"] = await load(
                 http, "/api/v1/memory/recall", [key], recalls, CONCURRENCY, lambda i: query(i + 100)
             )
             after = stack_cpu_seconds()
@@ -113,11 +125,17 @@ def main() -> None:
     )
     parser.add_argument("--burst", type=int, default=10_000)
     parser.add_argument("--recalls", type=int, default=1000)
+    parser.add_argument(
+        "--max-chars",
+        type=int,
+        default=0,
+        help="cut each turn to this many characters (short memories, no chunks)",
+    )
     parser.add_argument("--mode", default="hybrid", choices=("hybrid", "semantic", "keyword"))
     parser.add_argument("--env", action="append", default=[], help="a service setting NAME=VALUE")
     args = parser.parse_args()
     env = dict(pair.split("=", 1) for pair in args.env)
-    asyncio.run(run(args.keep, args.burst, args.recalls, args.mode, env))
+    asyncio.run(run(args.keep, args.burst, args.max_chars, args.recalls, args.mode, env))
 
 
 if __name__ == "__main__":

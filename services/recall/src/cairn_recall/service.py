@@ -177,14 +177,13 @@ class RecallService:
             fused = speaker_prior(fused, speakers, wanted_speaker(req.query), settings.speaker_prior)
         chosen = [(f.id, f.reason) for f in fused[: req.limit]]
         ids = [m for m, _ in chosen]
-        async with self._reads() as session:
-            if similarities is None:
+        if similarities is None:
+            async with self._reads() as session:
                 rows = await RecallStore(session).rows_with_scores(scope, ids, vector)
-            else:  # the copy scored every memory already
-                rows = {
-                    m: (r, similarities.of(m))
-                    for m, r in (await RecallStore(session).rows(scope, ids)).items()
-                }
+        else:  # the copy scored every memory already; a Core connection skips the session's bookkeeping
+            async with self._reads_engine.connect() as conn:
+                found = await RecallStore(conn).rows(scope, ids)
+            rows = {m: (r, similarities.of(m)) for m, r in found.items()}
         hits = [
             RecallHit(memory=memory_out(rows[m][0]), score=rows[m][1], selection_reason=reason)
             for m, reason in chosen
