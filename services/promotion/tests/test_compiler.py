@@ -304,6 +304,22 @@ class TestNormalise:
     @pytest.mark.parametrize(
         ("clause", "expected"),
         [
+            ("I just paid 89 for a parking ticket", "The user just paid 89 for a parking ticket"),
+            ("I only drink oat milk", "The user only drinks oat milk"),
+            ("I already use 1Password for everything", "The user already uses 1Password for everything"),
+            ("I recently switched to a standing desk", "The user recently switched to a standing desk"),
+            ("I actually prefer tea", "The user actually prefers tea"),
+            ("I reply to email in the morning", "The user replies to email in the morning"),
+            ("we just moved the standup to 10:00", "The user's team just moved the standup to 10:00"),
+        ],
+    )
+    def test_i_conjugates_the_verb_not_its_adverb(self, clause: str, expected: str) -> None:
+        # Not "The user justs paid", "onlies drink"; a verb ending in -ly ("reply") is still the verb.
+        assert normalise(clause) == expected
+
+    @pytest.mark.parametrize(
+        ("clause", "expected"),
+        [
             (
                 "We adopted a rescue greyhound last spring, his name is Biscuit.",
                 "The user adopted a rescue greyhound last spring, named Biscuit",

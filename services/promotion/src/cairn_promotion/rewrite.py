@@ -226,13 +226,30 @@ def self_contained(text: str, role: str = "user", day: date | None = None) -> st
 
 
 _AGREEMENT = re.compile(
-    rf"(\bthe user (?:(?:{FREQUENCY}) )*)(?!(?:is|was|has|does|doesn't|can|can't|will|won't|would|should|"
+    rf"(\bthe user (?:(?:{FREQUENCY}|just|only|already|now|even|soon|then|"
+    r"(?!(?:apply|reply|rely|supply|fly|ally|bully|multiply|comply|imply)\b)\w{3,}ly) )*)"
+    r"(?!(?:is|was|has|does|doesn't|can|can't|will|won't|would|should|"
     r"must|could|may|might|and|or|to|in|on|at|for|of|with|team|family|side|a|an|the|this|that|some|any|"
-    rf"{FREQUENCY}|\w+ly)\b)"
+    rf"{FREQUENCY}|just|only|already|now|even|soon|then|\w+ly)\b)"
     r"(go|do|[a-z]{3,})(?<!s)\b",
     re.IGNORECASE,
 )
 _FREQUENCY_WORD = re.compile(FREQUENCY, re.IGNORECASE)
+# Adverbs between the subject and its verb ("I just paid", "I only drink", "we recently moved"): the verb
+# after them is conjugated, not the adverb ("justs", "onlies"). Verbs that end in -ly are not adverbs.
+_LEAD_ADVERBS = frozenset("just only already now even soon then".split())
+_LY_VERBS = frozenset("apply reply rely supply fly ally bully multiply comply imply".split())
+
+
+def _is_adverb(word: str) -> bool:
+    lower = word.lower()
+    return (
+        bool(_FREQUENCY_WORD.fullmatch(lower))
+        or lower in _LEAD_ADVERBS
+        or (len(lower) > 4 and lower.endswith("ly") and lower not in _LY_VERBS)
+    )
+
+
 _PLAIN_WORD = re.compile(r"[a-z][a-z'-]*", re.IGNORECASE)
 _WE_HEAD = re.compile(r"^we(?:'re| are| were|'ve| have|'ll| will)?\s+", re.IGNORECASE)
 
@@ -270,7 +287,7 @@ def _rewrite_we(text: str) -> str:
     adverbs = []
     verb, _, tail = rest.partition(" ")
     # "we finally upgraded", "we never deploy": conjugate the verb, not the adverb.
-    while (verb.lower().endswith("ly") or _FREQUENCY_WORD.fullmatch(verb)) and tail:
+    while _is_adverb(verb) and tail:
         adverbs.append(verb)
         verb, _, tail = tail.partition(" ")
     if not _PLAIN_WORD.fullmatch(verb):
@@ -282,11 +299,17 @@ def _rewrite_subject(text: str) -> str:
     for pattern, replacement in _LEADING_REWRITES:
         if pattern.match(text):
             return pattern.sub(replacement, text, count=1)
-    match = re.match(rf"^i\s+((?:(?:{FREQUENCY})\s+)*)(don't|do not|[\w'-]+)\b", text, re.I)
-    if match:
-        verb = _third_person(match.group(2).lower())
-        return f"The user {match.group(1)}{verb}{text[match.end() :]}"
-    return text
+    match = re.match(r"^i\s+", text, re.I)
+    if match is None:
+        return text
+    rest = text[match.end() :]
+    adverbs = ""
+    while (word := re.match(r"([\w'-]+)\s+", rest)) and _is_adverb(word.group(1)):
+        adverbs, rest = adverbs + word.group(0), rest[word.end() :]
+    verb = re.match(r"(?:don't|do not|[\w'-]+)\b", rest, re.I)
+    if verb is None:
+        return text
+    return f"The user {adverbs}{_third_person(verb.group(0).lower())}{rest[verb.end() :]}"
 
 
 def _third_person(verb: str) -> str:
