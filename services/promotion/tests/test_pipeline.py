@@ -141,6 +141,34 @@ def test_facts_sharing_a_subject_become_one_clause_each(sentence: str, expected:
     assert clauses(sentence) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "I take levothyroxine 75mcg every morning, does that matter?",
+            "The user takes levothyroxine 75mcg every morning",
+        ),
+        (
+            "The play I attended was The Glass Menagerie, have you heard of it?",
+            "The play the user attended was The Glass Menagerie",
+        ),
+        ("I run 5k on Sundays, any tips for getting faster?", "The user runs 5k on Sundays"),
+    ],
+)
+def test_a_statement_loses_the_question_tagged_on(text: str, expected: str) -> None:
+    candidate = _candidate(Clause(text, text, "user"), (0.95, ["fact"]), None)
+    assert candidate is not None
+    assert candidate.text == expected
+
+
+@pytest.mark.parametrize(
+    "text", ["Quick q, how do I make ruff ignore E501 in one file?", "who owns the payments-sdk package?"]
+)
+def test_a_question_is_never_a_candidate(text: str) -> None:
+    # However confident the decision is: a question states nothing (the eval's labelling rules).
+    assert _candidate(Clause(text, text, "user"), (0.95, ["fact"]), None) is None
+
+
 def test_a_discourse_word_after_the_comma_still_starts_a_clause() -> None:
     sentence = "nothing planned yet, but anyway I have a cat called Pimenta"
     assert clauses(sentence) == ["nothing planned yet", "I have a cat called Pimenta"]

@@ -20,12 +20,13 @@ from typing import Protocol
 from cairn_contracts.promotion import Candidate, Turn
 from cairn_promotion.compiler import DEFAULT_MAX_CHARS, DEFAULT_MAX_TURNS, READABLE_ROLES, recent_window
 from cairn_promotion.rewrite import remember_referent, resolve_pronoun, self_contained
-from cairn_promotion.rules import rule_score
+from cairn_promotion.rules import is_question, rule_score
 from cairn_promotion.safety import holds_secret, is_instruction_like, turn_is_tainted
 from cairn_promotion.slots import slot_of
 from cairn_promotion.text import (
     DISCOURSE_PREFIX,
     QUOTE,
+    TAG_QUESTION,
     Clause,
     clauses,
     colon_split,
@@ -179,7 +180,12 @@ def _candidate(clause: Clause, verdict: tuple[float, list[str]], day: date | Non
         return None  # the assistant's own words are context; only what the user agreed to is a memory
     if confidence < MIN_EMIT_CONFIDENCE or is_instruction_like(clause.text) or holds_secret(clause.text):
         return None
-    text = self_contained(clause.text, clause.role, day)
+    # A question states nothing ("quick q, how do I make ruff ignore E501?"); a statement keeps its words
+    # without the question tagged on ("I take metformin, does that matter?").
+    stated = TAG_QUESTION.sub("", clause.text)
+    if is_question(stated) or (stated != clause.text and len(stated.split()) < 3):
+        return None  # "quick q, how do I ...?" is a question with a prefix, not a statement
+    text = self_contained(stated, clause.role, day)
     if not content_tokens(text) or is_instruction_like(text) or holds_secret(text):
         return None  # "let's do that": the referent is elsewhere, so the memory would be meaningless
     # A compiled memory is never certain (only what someone asked to remember is): 0.996 must not round to 1.

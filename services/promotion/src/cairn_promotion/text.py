@@ -97,6 +97,14 @@ REMEMBER_PREFIX = re.compile(
 )
 
 
+# "I take metformin, does that matter?", "..., have you heard of it?": a statement with a question tagged on.
+TAG_QUESTION = re.compile(
+    r",\s+(?:(?:does|do|did|is|are|was|were|has|have|would|will|can|could|should)\s+(?:that|this|it|you|they)"
+    r"|what|how|which|where|who|why|any|right|thoughts)\b[^,]*\?$",
+    re.IGNORECASE,
+)
+
+
 def strip_code(content: str) -> str:
     return HTML_COMMENT.sub("\n", CODE_FENCE.sub("\n", content))
 
