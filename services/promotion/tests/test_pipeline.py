@@ -37,6 +37,8 @@ from cairn_promotion.text import QUOTE, Clause, clauses, drop_long_quote
         ),
         ("The user is on the Starter plan", "The user upgraded to the Pro plan yesterday"),
         ("The user's partner is named Chris", "The user's partner is named Dani"),
+        ("The user's sister lives in Porto", "The user's sister moved to Lisbon"),
+        ("The user's manager is Leila Haddad", "The user's manager is now Tom Berg"),
     ],
 )
 def test_a_new_value_holds_the_same_slot(old: str, new: str) -> None:
@@ -52,6 +54,9 @@ def test_a_new_value_holds_the_same_slot(old: str, new: str) -> None:
         ("The user's team uses pnpm", "The frontend builds with Node 20"),
         # A name is not where its holder lives: both facts of one session must survive `latest_per_slot`.
         ("The user's sister is named Ana", "The user's sister lives in Porto"),
+        # A person's "is" is many attributes: where the brother lives is not that he is visiting in May.
+        ("The user's brother lives in Faro", "The user's brother is visiting in May"),
+        ("The user's sister lives in Porto", "The user's sister is a dentist"),
     ],
 )
 def test_different_attributes_hold_different_slots(a: str, b: str) -> None:

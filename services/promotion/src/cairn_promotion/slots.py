@@ -10,6 +10,7 @@ subject cannot be found has no slot and only ever supersedes by paraphrase.
 
 import re
 
+from cairn_promotion.lexicon import RELATION
 from cairn_promotion.text import stem
 
 # Attribute families: predicates that state the same attribute of the user in different words.
@@ -97,7 +98,28 @@ def slot_of(fact: str) -> str | None:
     predicate = _PREDICATE.search(text)
     if predicate is None:
         return None
-    return _key(text[: predicate.start()], _verb_class(predicate.group(0)))
+    subject = text[: predicate.start()]
+    if not _PERSON.search(subject):
+        return _key(subject, _verb_class(predicate.group(0)))
+    relation = _person_relation(predicate.group(0), text[predicate.end() :])
+    return _key(subject, relation) if relation is not None else None
+
+
+# "The user's sister lives in Porto" / "is a dentist" / "is visiting in May": a person's facts of many
+# attributes share the copula, so only where they live and who holds a role keep a slot of their own.
+_PERSON = re.compile(rf"\b(?:{RELATION})$", re.IGNORECASE)
+_RESIDENCE_VERB = re.compile(r"\b(?:lives?|moved|relocated|has moved|have moved)$", re.IGNORECASE)
+_WHERE = re.compile(r"^\s+(?:now\s+)?(?:in|at|based|from|near)\b", re.IGNORECASE)
+_WHO = re.compile(r"^\s+(?:now\s+)?(?-i:[A-Z])\w", re.IGNORECASE)
+
+
+def _person_relation(verb: str, rest: str) -> str | None:
+    verb = verb.strip()
+    if _RESIDENCE_VERB.search(verb) or (verb.lower() in ("is", "are") and _WHERE.match(rest)):
+        return "residence"
+    if verb.lower() in ("is", "are") and _WHO.match(rest):
+        return "is"  # "The user's manager is Leila Haddad": who holds the role
+    return None
 
 
 def _verb_class(verb: str) -> str:
