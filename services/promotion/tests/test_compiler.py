@@ -311,10 +311,15 @@ class TestNormalise:
             ("I actually prefer tea", "The user actually prefers tea"),
             ("I reply to email in the morning", "The user replies to email in the morning"),
             ("we just moved the standup to 10:00", "The user's team just moved the standup to 10:00"),
+            (
+                "I keep a 3,000 emergency fund that I don't touch",
+                "The user keeps a 3,000 emergency fund that the user doesn't touch",
+            ),
+            ("I haven't had a drink in two years", "The user hasn't had a drink in two years"),
         ],
     )
     def test_i_conjugates_the_verb_not_its_adverb(self, clause: str, expected: str) -> None:
-        # Not "The user justs paid", "onlies drink"; a verb ending in -ly ("reply") is still the verb.
+        # Not "The user justs paid", "onlies drink", "dons't touch"; a verb ending in -ly ("reply") is a verb.
         assert normalise(clause) == expected
 
     @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ _IRREGULAR_3RD = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "
 _MODALS = frozenset(
     {"can", "can't", "cannot", "will", "won't", "would", "should", "must", "could", "may", "might"}
 )
-_NEGATIONS = {"don't": "doesn't", "do not": "does not"}
+_NEGATIONS = {"don't": "doesn't", "do not": "does not", "haven't": "hasn't", "have not": "has not"}
 _TRAILING_FILLER = re.compile(r"[\s,]+(?:btw|lol|haha|fyi|then|thanks|thx|ty|pls|please)\W*$", re.IGNORECASE)
 # "before you hand code back" -> "before the assistant hands code back"; words that cannot be verbs stay.
 _YOU_VERB = re.compile(
@@ -231,7 +231,8 @@ _AGREEMENT = re.compile(
     r"(?!(?:is|was|has|does|doesn't|can|can't|will|won't|would|should|"
     r"must|could|may|might|and|or|to|in|on|at|for|of|with|team|family|side|a|an|the|this|that|some|any|"
     rf"{FREQUENCY}|just|only|already|now|even|soon|then|\w+ly)\b)"
-    r"(go|do|[a-z]{3,})(?<!s)\b",
+    # "don't" as a whole ("that the user doesn't touch", not "dons't"): a word never ends at an apostrophe.
+    r"(don't|do not|haven't|have not|go|do|[a-z]{3,})(?<!s)\b(?!')",
     re.IGNORECASE,
 )
 _FREQUENCY_WORD = re.compile(FREQUENCY, re.IGNORECASE)
