@@ -316,6 +316,10 @@ class TestNormalise:
                 "The user keeps a 3,000 emergency fund that the user doesn't touch",
             ),
             ("I haven't had a drink in two years", "The user hasn't had a drink in two years"),
+            ("I didn't know much about Fetch Rewards", "The user didn't know much about Fetch Rewards"),
+            ("I did some research on heat pumps", "The user did some research on heat pumps"),
+            ("I've never used one before", "The user has never used one before"),
+            ("I've heard great things about it", "The user has heard great things about it"),
         ],
     )
     def test_i_conjugates_the_verb_not_its_adverb(self, clause: str, expected: str) -> None:

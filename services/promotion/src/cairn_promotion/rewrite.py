@@ -58,7 +58,8 @@ _LEADING_REWRITES = _rewrites(
         "The user is ",
     ),
     (r"^i(?:'m| am)\s+", "The user is "),
-    (r"^i(?:'ve| have)\s+(?=\w+ed\b|been\b|got\b)", "The user has "),
+    (r"^i've\s+", "The user has "),  # contracted, "have" is the auxiliary: "I've never used", "I've heard"
+    (r"^i have\s+(?=\w+ed\b|been\b|got\b)", "The user has "),
     (r"^i'd\s+", "The user would "),
     (r"^i(?:'ll| will)\s+", "The user will "),
     (r"^i was\s+", "The user was "),
@@ -84,7 +85,8 @@ _WE_FAMILY = re.compile(
 _PAST_IRREGULAR = frozenset(
     "broke went got saw had made took bought sold left met ran came gave found began wrote read lost won paid "
     "spent told said felt kept thought grew knew became drove flew fell chose forgot heard held built sent "
-    "brought caught taught fought sat stood understood hit put set cut quit split".split()
+    "brought caught taught fought sat stood understood hit put set cut quit split did was were ate drank rode "
+    "spoke slept swam threw wore woke forgot drew sang shook".split()
 )
 # Present-tense verbs that end like a past tense ("we need", not "we agreed").
 _PRESENT_EED = frozenset("need feed proceed succeed exceed speed breed bleed seed heed".split())
@@ -316,6 +318,8 @@ def _rewrite_subject(text: str) -> str:
 def _third_person(verb: str) -> str:
     if verb in _NEGATIONS:
         return _NEGATIONS[verb]
+    if verb.endswith("n't"):
+        return verb  # "didn't", "can't", "wasn't": no third-person form of their own
     if verb in _IRREGULAR_3RD:
         return _IRREGULAR_3RD[verb]
     if verb in _MODALS or (verb.endswith("ed") and verb not in _PRESENT_EED) or verb in _PAST_IRREGULAR:
