@@ -120,8 +120,11 @@ class SubjectPostings:
         if not lexemes or n_docs == 0 or limit <= 0:
             return []
         norm = self._norm(k1, b)
-        scores = np.zeros(n_docs, dtype=np.float64)
-        covered = np.zeros(n_docs, dtype=np.float64)
+        # Only the query terms' postings are touched: their rows are the candidates, and each row's score
+        # and idf coverage are sums over the postings that name it.
+        doc_parts: list[npt.NDArray[np.int32]] = []
+        score_parts: list[npt.NDArray[np.float64]] = []
+        idf_parts: list[npt.NDArray[np.float64]] = []
         idf_mass = 0.0
         for lexeme in dict.fromkeys(lexemes):
             start, end = self.offsets.get(lexeme, (0, 0))
@@ -131,30 +134,38 @@ class SubjectPostings:
                 continue
             docs = self.docs[start:end]
             tf = self.frequencies[start:end].astype(np.float64)
-            # A lexeme's docs are distinct, so fancy-indexed += adds once per row.
-            scores[docs] += idf * tf * (k1 + 1) / (tf + norm[docs])
-            covered[docs] += idf
-        partition = self.global_partition.copy()
-        if project_id is not None and project_id in self.projects:
-            partition[self.projects[project_id]] = True
-        candidates = np.flatnonzero(partition & (covered > 0))
+            doc_parts.append(docs)
+            score_parts.append(idf * tf * (k1 + 1) / (tf + norm[docs]))
+            idf_parts.append(np.full(end - start, idf))
+        if not doc_parts:
+            return []
+        rows, which = np.unique(np.concatenate(doc_parts), return_inverse=True)
+        row_scores = np.bincount(which, weights=np.concatenate(score_parts), minlength=len(rows))
+        row_covered = np.bincount(which, weights=np.concatenate(idf_parts), minlength=len(rows))
+        if self.projects:  # rows of projects other than the asked one are outside the partition
+            allowed = self.global_partition[rows]
+            if project_id is not None and project_id in self.projects:
+                allowed |= np.isin(rows, self.projects[project_id])
+            rows, row_scores, row_covered = rows[allowed], row_scores[allowed], row_covered[allowed]
+        candidates = np.arange(len(rows))
         if len(candidates) > limit:
             # Every row as good as the limit-th is kept before the id tie-break, so ties at the cut are exact.
-            kth = np.partition(-scores[candidates], limit - 1)[limit - 1]
-            candidates = candidates[-scores[candidates] <= kth]
-        values = scores[candidates].tolist()
+            kth = np.partition(-row_scores, limit - 1)[limit - 1]
+            candidates = candidates[-row_scores <= kth]
         ranking = sorted(
-            zip(values, candidates.tolist(), strict=True), key=lambda t: (-t[0], self.memory_ids[t[1]])
+            zip(row_scores[candidates].tolist(), candidates.tolist(), strict=True),
+            key=lambda t: (-t[0], self.memory_ids[int(rows[t[1]])]),
         )
-        best = [i for _, i in ranking[:limit]]
+        mass = max(idf_mass, 1e-9)
         return [
             Ranked(
-                self.memory_ids[i],
-                float(scores[i]),
-                float(covered[i]) / max(idf_mass, 1e-9),
-                self.speakers[i],
+                self.memory_ids[row],
+                score,
+                float(row_covered[c]) / mass,
+                self.speakers[row],
             )
-            for i in best
+            for score, c in ranking[:limit]
+            for row in (int(rows[c]),)
         ]
 
 
