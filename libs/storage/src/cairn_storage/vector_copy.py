@@ -251,6 +251,11 @@ class VersionedCopies(Generic[K, V]):
         copy = await load(key)
         self._load_seconds[key] = time.monotonic() - started
         self.loads += 1
+        took_ms = self._load_seconds[key] * 1000
+        if copy is None:
+            log.info("%s: a copy too large to keep, read in %.0f ms", type(self).__name__, took_ms)
+        else:
+            log.info("%s: loaded %d rows in %.0f ms", type(self).__name__, copy.rows, took_ms)
         self._copies.pop(key, None)
         if copy is None or copy.rows > self.max_rows:
             self._refused[key] = time.monotonic()
