@@ -571,7 +571,9 @@ class TestPayloads:
         assert 0 < result.promoted <= DEFAULT_MAX_CANDIDATES
         expected = {fact.rstrip(".") for fact in facts}
         texts = [m["text"] for m in await promoted_rows(http, key)]
-        assert len(texts) == result.promoted
+        # Near-identical facts: the memory service may read a kept fact as a paraphrase (cosine >= 0.9) of
+        # one persisted before it, and then supersedes that row with a new one (counted as superseded).
+        assert len(texts) == result.promoted + result.superseded
         assert set(texts) <= expected
 
     async def test_a_session_at_the_size_limits_promotes(
