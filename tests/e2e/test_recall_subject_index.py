@@ -45,16 +45,21 @@ async def until_indexed(http: httpx.AsyncClient, key: str, query: str) -> dict[s
     return await until_strategy(http, key, query, "subject_ann", "subject_exact")
 
 
+async def large_subject(http: httpx.AsyncClient, key: str, template: str, topics: list[str]) -> None:
+    """Past the threshold by ten rows, `template` formatted with each row's number and topic, all embedded."""
+    for i in range(THRESHOLD + 10):
+        await remember(http, key, text=template.format(i=i, topic=topics[i % len(topics)]))
+    await wait_embedded(http, key, THRESHOLD + 10)
+
+
 async def test_a_large_subject_is_recalled_through_its_own_indexes(
     indexing_recall: CairnStack, http: httpx.AsyncClient, tenant: TenantHandle
 ) -> None:
     key = await tenant.agent("big")
     neighbour = await tenant.agent("neighbour")
     topics = ["invoices", "hiking", "databases", "gardening", "violin", "taxes", "sourdough", "cycling"]
-    for i in range(THRESHOLD + 10):
-        await remember(http, key, text=f"Note {i}: the user mentioned {topics[i % len(topics)]} on day {i}")
+    await large_subject(http, key, "Note {i}: the user mentioned {topic} on day {i}", topics)
     await remember(http, neighbour, text="The user keeps a violin tuned to 432 Hz in the attic")
-    await wait_embedded(http, key, THRESHOLD + 10)
     await wait_embedded(http, neighbour, 1)
 
     first = await recall(http, key, query="what about the violin?", mode="semantic")
@@ -101,12 +106,8 @@ async def test_a_large_subjects_vector_copy_serves_it_and_never_serves_stale_row
     key = await tenant.agent("copied")
     neighbour = await tenant.agent("copied-neighbour")
     topics = ["kayaks", "compilers", "orchids", "chess", "mortgages", "tea", "tango", "fossils"]
-    for i in range(THRESHOLD + 10):
-        await remember(
-            http, key, text=f"Entry {i}: the user talked about {topics[i % len(topics)]} on day {i}"
-        )
+    await large_subject(http, key, "Entry {i}: the user talked about {topic} on day {i}", topics)
     await remember(http, neighbour, text="The user collects fossils of ammonites from Dorset")
-    await wait_embedded(http, key, THRESHOLD + 10)
     await wait_embedded(http, neighbour, 1)
     query = "which fossils does the user collect?"
 
@@ -164,10 +165,8 @@ async def test_a_large_subjects_postings_copy_serves_its_keywords_and_never_serv
     key = await tenant.agent("worded")
     neighbour = await tenant.agent("worded-neighbour")
     topics = ["kayaks", "compilers", "orchids", "chess", "mortgages", "tea", "tango", "fossils"]
-    for i in range(THRESHOLD + 10):
-        await remember(http, key, text=f"Item {i}: the user spoke of {topics[i % len(topics)]} on day {i}")
+    await large_subject(http, key, "Item {i}: the user spoke of {topic} on day {i}", topics)
     await remember(http, neighbour, text="The user keeps a pet axolotl named Quokka")
-    await wait_embedded(http, key, THRESHOLD + 10)
     await until_indexed(http, key, "orchids")
 
     async def until_copy(query: str) -> list[str]:
