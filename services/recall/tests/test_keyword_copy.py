@@ -17,8 +17,8 @@ def build(docs: list[dict[str, int]], projects: list[uuid.UUID | None] | None = 
     """A copy of rows given as {lexeme: term frequency}, ids in ascending order as the loader reads them."""
     ids = sorted(uuid.uuid4() for _ in docs)
     rows = [
-        KeywordDoc(ids[i], projects[i] if projects else None, f"user: row {i}", None, len(doc))
-        for i, doc in enumerate(docs)
+        KeywordDoc(ids[i], projects[i] if projects else None, f"user: row {i}", None)
+        for i in range(len(docs))
     ]
     lexemes = sorted({lex for doc in docs for lex in doc})
     terms = [

@@ -36,7 +36,6 @@ class KeywordDoc:
     project_id: uuid.UUID | None
     head: str  # what `speaker_of` reads
     role: str | None
-    length: int  # distinct lexemes (`length(tsv)`), BM25's document length
 
 
 @dataclass(frozen=True)
@@ -55,7 +54,7 @@ class SubjectPostings:
     version: int
     memory_ids: list[uuid.UUID]
     speakers: list[str | None]
-    lengths: npt.NDArray[np.float64]
+    lengths: npt.NDArray[np.float64]  # distinct lexemes per row (`length(tsv)`), BM25's document length
     offsets: dict[str, tuple[int, int]]  # lexeme -> its slice of `docs` / `frequencies`
     docs: npt.NDArray[np.int32]
     frequencies: npt.NDArray[np.float32]
@@ -81,13 +80,15 @@ class SubjectPostings:
         for i, row in enumerate(rows):
             if row.project_id is not None:
                 projects.setdefault(row.project_id, []).append(i)
+        docs = np.fromiter((d for part in doc_parts for d in part), dtype=np.int32, count=start)
         return cls(
             version=version,
             memory_ids=[r.memory_id for r in rows],
             speakers=[speaker_of(r.head, r.role) for r in rows],
-            lengths=np.asarray([r.length for r in rows], dtype=np.float64),
+            # A row's postings are its distinct lexemes: `length(tsv)`, without reading the tsvector again.
+            lengths=np.bincount(docs, minlength=len(rows)).astype(np.float64),
             offsets=offsets,
-            docs=np.fromiter((d for part in doc_parts for d in part), dtype=np.int32, count=start),
+            docs=docs,
             frequencies=np.fromiter((f for part in tf_parts for f in part), dtype=np.float32, count=start),
             global_partition=np.asarray([r.project_id is None for r in rows], dtype=np.bool_),
             projects={k: np.asarray(v, dtype=np.intp) for k, v in projects.items()},

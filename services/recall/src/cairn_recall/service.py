@@ -5,7 +5,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Literal
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -257,15 +257,20 @@ class RecallService:
     async def _load_subject(self, scope: Scope) -> SubjectVectors | None:
         """The subject's copy, or None when it has more vectors than a copy may hold."""
         cap = self._settings.subject_copy_max_rows
-        # One snapshot for the version and the rows: the copy is never older than the version it claims.
-        async with self._sm() as session:
-            await session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
-            store = RecallStore(session)
+        async with self._snapshot() as store:
             version = await store.vector_version(scope)
             if await store.subject_vectors_at_most(scope, cap) > cap:
                 return None
             rows = await store.subject_vectors(scope)
         return SubjectVectors.build(version, rows, EMBEDDING_DIM)
+
+    @contextlib.asynccontextmanager
+    async def _snapshot(self) -> AsyncIterator[RecallStore]:
+        """One REPEATABLE READ snapshot for a copy's version and rows: a copy is never older than the
+        version it claims."""
+        async with self._sm() as session:
+            await session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+            yield RecallStore(session)
 
     def _postings_copy(self, scope: Scope, version: int) -> SubjectPostings | None:
         """This replica's copy of a large subject's postings when it is at the subject's current keyword
@@ -281,9 +286,7 @@ class RecallService:
 
     async def _load_postings(self, scope: Scope) -> SubjectPostings | None:
         """The subject's postings, or None when it holds more than a copy may."""
-        async with self._sm() as session:
-            await session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
-            store = RecallStore(session)
+        async with self._snapshot() as store:
             version = await store.keyword_version(scope)
             docs, terms = await store.subject_postings(scope)
         # Off the event loop: numpy builds the index from ~a million Python ints for a large subject.

@@ -105,9 +105,8 @@ _ROWS = text(f"SELECT {_MEMORY_COLUMNS} {_ROWS_BY_ID}")
 
 
 # The subject's vector version (migration 0018): 0 until its first vector write.
-_VERSION = text(
-    "SELECT coalesce(max(version), 0) FROM memory_versions WHERE tenant_id = :tenant_id AND subject_id = :subject_id"
-)
+_VECTOR_VERSION = "coalesce((SELECT v.version FROM memory_versions v WHERE v.tenant_id = :tenant_id AND v.subject_id = :subject_id), 0)"
+_VERSION = text(f"SELECT {_VECTOR_VERSION}")
 
 # Every live vector of the subject (heads and chunks) with what the semantic side filters and ranks on, in
 # pgvector's binary form (bytes the driver hands over as they are): cairn_recall.vector_copy.
@@ -127,24 +126,22 @@ WHERE c.tenant_id = :tenant_id AND c.subject_id = :subject_id AND {SUBJECT_LIVE}
 # What a large subject's recall reads before either side: the query's lexemes (PostgreSQL's own parser, as
 # the stored tsv), the subject's vector version and its keyword version (migration 0019), in one round trip.
 _KEYWORD_VERSION = (
-    "coalesce((SELECT v.version FROM memory_versions v WHERE v.tenant_id = :tenant_id AND v.subject_id = :subject_id), 0)"
-    " + coalesce((SELECT c.changes FROM memory_live_counts c"
+    f"{_VECTOR_VERSION} + coalesce((SELECT c.changes FROM memory_live_counts c"
     " WHERE c.tenant_id = :tenant_id AND c.subject_id = :subject_id), 0)"
 )
 _LARGE_SUBJECT_STATE = text(
     "SELECT tsvector_to_array(to_tsvector('english', CAST(:query AS text))) AS lexemes,"
-    " coalesce((SELECT v.version FROM memory_versions v"
-    " WHERE v.tenant_id = :tenant_id AND v.subject_id = :subject_id), 0) AS vectors,"
-    f" {_KEYWORD_VERSION} AS words"
+    f" {_VECTOR_VERSION} AS vectors, {_KEYWORD_VERSION} AS words"
 )
 
 _KEYWORD_VERSION_ONLY = text(f"SELECT {_KEYWORD_VERSION}")
 
 # The subject's live rows in id order, and its postings with doc = the row's place in that order (the two
-# read in one snapshot): cairn_recall.keyword_copy.
+# read in one snapshot): cairn_recall.keyword_copy. Only the postings read the tsvectors (each row's length
+# is its count of postings).
 _SUBJECT_DOCS = text(
-    f"SELECT m.id, m.project_id, left(m.text, 80) AS head, m.metadata ->> 'role' AS role,"
-    f" length(m.tsv) AS length FROM memories m WHERE {SUBJECT_LIVE} ORDER BY m.id"
+    f"SELECT m.id, m.project_id, left(m.text, 80) AS head, m.metadata ->> 'role' AS role"
+    f" FROM memories m WHERE {SUBJECT_LIVE} ORDER BY m.id"
 )
 _SUBJECT_POSTINGS = text(
     f"""
@@ -296,7 +293,7 @@ class RecallStore:
         """The subject's live rows and postings; read in the same snapshot as `keyword_version`."""
         params = scope_params(scope)
         docs = [
-            KeywordDoc(r.id, r.project_id, r.head, r.role, int(r.length))
+            KeywordDoc(r.id, r.project_id, r.head, r.role)
             for r in await self.session.execute(_SUBJECT_DOCS, params)
         ]
         terms = [
