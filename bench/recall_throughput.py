@@ -25,6 +25,7 @@ import aiohttp
 import psutil
 from memory_writes import Report, burst_and_drain, conversations, load
 
+from cairn_embeddings import LocalOnnxEmbedder
 from harness import Bench, running_stack, wait_subject_indexes
 
 CONCURRENCY = 16
@@ -55,6 +56,20 @@ async def burst_subject(
     return key
 
 
+def embedding_yardstick(calls: int = 300) -> float:
+    """cpu-ms of one 20-token question's embedding on one thread, in this process before the stack is
+    loaded: how fast this machine is right now. It moved from 2.1 to 3.0 ms within one hour of one
+    session (2026-12-02), so compare recalls/s of runs made at the same yardstick."""
+    embedder = LocalOnnxEmbedder.load(threads=1)
+    query = ["What was the name of the restaurant my sister recommended when we talked about Lisbon?"]
+    for _ in range(20):
+        embedder.embed_sync(query)
+    started = time.process_time()
+    for _ in range(calls):
+        embedder.embed_sync(query)
+    return (time.process_time() - started) * 1000 / calls
+
+
 def stack_cpu_seconds() -> dict[str, float]:
     """CPU seconds (user + system) so far of this process's children, by command-line name."""
     totals: dict[str, float] = {}
@@ -74,6 +89,7 @@ def stack_cpu_seconds() -> dict[str, float]:
 async def run(
     keep: Path | None, burst: int, max_chars: int, recalls: int, mode: str, env: dict[str, str]
 ) -> None:
+    yardstick = embedding_yardstick()
     async with running_stack(extra_env=env, keep_dir=keep) as bench:
         async with aiohttp.ClientSession(
             bench.stack.gateway_url, connector=aiohttp.TCPConnector(limit=64)
@@ -81,6 +97,7 @@ async def run(
             key = await burst_subject(bench, http, keep, burst, max_chars)
             _, questions = conversations(1)
             rows = Report()
+            rows["machine: a 20-token query's embedding, one thread"] = f"{yardstick:.2f} cpu-ms"
             rows["recall: subject indexes ready after"] = (
                 f"{await wait_subject_indexes(bench, key, questions[0]):.1f} s"
             )

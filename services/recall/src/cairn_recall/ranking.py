@@ -2,14 +2,14 @@
 
 import re
 import uuid
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from cairn_contracts.recall import SelectionReason
 
 
-@dataclass(frozen=True)
-class Ranked:
+class Ranked(NamedTuple):
+    """One candidate of one side's list (a tuple: about a hundred are built per recall)."""
+
     id: uuid.UUID
     value: float  # distance for semantic lists, rank for keyword lists
     coverage: float = 1.0  # keyword lists: share of the query's idf mass the row matches
@@ -33,21 +33,21 @@ def fuse(
 
     With `coverage_power` > 0 a keyword hit's weight is scaled by coverage ** power, so a row that shares
     only a common word with a paraphrased question cannot push a semantic match out of the page."""
-    scores: dict[uuid.UUID, float] = {}
-    for ranked, weight in ((semantic, 1.0), (keyword, keyword_weight)):
+    # Keyed by the id's integer: a UUID hashes in Python code, and a recall fuses about a hundred ids.
+    scores: dict[int, float] = {}
+    found: dict[int, tuple[uuid.UUID, int]] = {}  # the id, and which lists hold it (1 semantic, 2 keyword)
+    for ranked, weight, side in ((semantic, 1.0, 1), (keyword, keyword_weight, 2)):
         for rank, item in enumerate(ranked, start=1):
+            key = item.id.int
             scale = item.coverage**coverage_power if coverage_power else 1.0
-            scores[item.id] = scores.get(item.id, 0.0) + weight * scale / (k + rank)
-    in_semantic = {r.id for r in semantic}
-    in_keyword = {r.id for r in keyword}
+            scores[key] = scores.get(key, 0.0) + weight * scale / (k + rank)
+            found[key] = (item.id, found[key][1] | side if key in found else side)
+    # Stable: equal scores keep their first appearance, semantic order first.
+    ordered = sorted(scores, key=scores.__getitem__, reverse=True)
+    return [Fused(found[m][0], _REASONS[found[m][1]], scores[m]) for m in ordered]
 
-    def reason(memory_id: uuid.UUID) -> SelectionReason:
-        if memory_id in in_semantic and memory_id in in_keyword:
-            return "keyword+semantic"
-        return "semantic" if memory_id in in_semantic else "keyword"
 
-    ordered = sorted(scores, key=lambda m: -scores[m])
-    return [Fused(m, reason(m), scores[m]) for m in ordered]
+_REASONS: dict[int, SelectionReason] = {1: "semantic", 2: "keyword", 3: "keyword+semantic"}
 
 
 # A memory that records one turn of a conversation: "[2023/05/20 (Sat) 00:31] user: ..." or "assistant: ...".

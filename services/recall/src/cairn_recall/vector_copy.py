@@ -114,10 +114,11 @@ class SubjectVectors:
     def _ranked(
         self, best: npt.NDArray[np.float32], project_id: uuid.UUID | None, limit: int
     ) -> list[Ranked]:
-        partition = self.global_partition.copy()
-        if project_id is not None and project_id in self.projects:
-            partition[self.projects[project_id]] = True
-        best = np.where(partition, best, np.inf)
+        if self.projects:  # without projects every memory is global: nothing to mask
+            partition = self.global_partition.copy()
+            if project_id is not None and project_id in self.projects:
+                partition[self.projects[project_id]] = True
+            best = np.where(partition, best, np.inf)
         return [
             Ranked(self.memory_ids[i], distance, speaker=self.speakers[i])
             for i, distance in nearest(best, self.memory_ids, limit)
