@@ -87,7 +87,13 @@ def stack_cpu_seconds() -> dict[str, float]:
 
 
 async def run(
-    keep: Path | None, burst: int, max_chars: int, recalls: int, mode: str, env: dict[str, str]
+    keep: Path | None,
+    burst: int,
+    max_chars: int,
+    recalls: int,
+    mode: str,
+    env: dict[str, str],
+    recall_replicas: int = 1,
 ) -> None:
     yardstick = embedding_yardstick()
     async with running_stack(extra_env=env, keep_dir=keep) as bench:
@@ -95,8 +101,11 @@ async def run(
             bench.stack.gateway_url, connector=aiohttp.TCPConnector(limit=64)
         ) as http:
             key = await burst_subject(bench, http, keep, burst, max_chars)
+            for extra in range(2, recall_replicas + 1):  # NATS's queue group splits the recalls among them
+                await bench.stack.start_service(f"recall-{extra}", "cairn_recall")
             _, questions = conversations(1)
             rows = Report()
+            rows["recall service replicas"] = str(recall_replicas)
             rows["machine: a 20-token query's embedding, one thread"] = f"{yardstick:.2f} cpu-ms"
             rows["recall: subject indexes ready after"] = (
                 f"{await wait_subject_indexes(bench, key, questions[0]):.1f} s"
@@ -107,7 +116,8 @@ async def run(
                 # unique per run and per call: never a cached embedding or lexeme list
                 return {"query": f"{questions[i % len(questions)]} {stamp % 100_000}{i}", "mode": mode}
 
-            await load(http, "/api/v1/memory/recall", [key], 100, 4, query)  # warm up, loads any copy
+            # warm up: every replica loads its copies
+            await load(http, "/api/v1/memory/recall", [key], 100 * recall_replicas, 4, query)
             await asyncio.sleep(1.0)
             async with http.post(
                 "/api/v1/memory/recall", json=query(-1), headers={"Authorization": f"Bearer {key}"}
@@ -150,9 +160,14 @@ def main() -> None:
     )
     parser.add_argument("--mode", default="hybrid", choices=("hybrid", "semantic", "keyword"))
     parser.add_argument("--env", action="append", default=[], help="a service setting NAME=VALUE")
+    parser.add_argument(
+        "--recall-replicas", type=int, default=1, help="recall service processes (one event loop each)"
+    )
     args = parser.parse_args()
     env = dict(pair.split("=", 1) for pair in args.env)
-    asyncio.run(run(args.keep, args.burst, args.max_chars, args.recalls, args.mode, env))
+    asyncio.run(
+        run(args.keep, args.burst, args.max_chars, args.recalls, args.mode, env, args.recall_replicas)
+    )
 
 
 if __name__ == "__main__":
