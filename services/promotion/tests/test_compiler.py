@@ -295,10 +295,24 @@ class TestNormalise:
                 "we do, mobile clients create records offline",
                 "The user's team do, mobile clients create records offline",
             ),
+            ("We both work from home", "The user both works from home"),
         ],
     )
     def test_we_conjugates_the_verb_not_its_adverb(self, clause: str, expected: str) -> None:
-        # Not "The user's team nevers deploy"; a word with punctuation attached is left as it is.
+        # Not "The user's team nevers deploy" or "The user boths work"; a word with punctuation attached is
+        # left as it is.
+        assert normalise(clause) == expected
+
+    @pytest.mark.parametrize(
+        ("clause", "expected"),
+        [
+            ("We'd like invoices in EUR", "The user's team would like invoices in EUR"),
+            ("we'd rather not use AWS", "The user's team would rather not use AWS"),
+            ("We would prefer email", "The user's team would prefer email"),
+        ],
+    )
+    def test_we_would_is_third_person(self, clause: str, expected: str) -> None:
+        # "We'd like ..." had stayed in the first person.
         assert normalise(clause) == expected
 
     @pytest.mark.parametrize(

@@ -228,11 +228,11 @@ def self_contained(text: str, role: str = "user", day: date | None = None) -> st
 
 
 _AGREEMENT = re.compile(
-    rf"(\bthe user (?:(?:{FREQUENCY}|just|only|already|now|even|soon|then|"
+    rf"(\bthe user (?:(?:{FREQUENCY}|just|only|already|now|even|soon|then|both|"
     r"(?!(?:apply|reply|rely|supply|fly|ally|bully|multiply|comply|imply)\b)\w{3,}ly) )*)"
     r"(?!(?:is|was|has|does|doesn't|can|can't|will|won't|would|should|"
     r"must|could|may|might|and|or|to|in|on|at|for|of|with|team|family|side|a|an|the|this|that|some|any|"
-    rf"{FREQUENCY}|just|only|already|now|even|soon|then|\w+ly)\b)"
+    rf"{FREQUENCY}|just|only|already|now|even|soon|then|both|\w+ly)\b)"
     # "don't" as a whole ("that the user doesn't touch", not "dons't"): a word never ends at an apostrophe.
     r"(don't|do not|haven't|have not|go|do|[a-z]{3,})(?<!s)\b(?!')",
     re.IGNORECASE,
@@ -240,7 +240,8 @@ _AGREEMENT = re.compile(
 _FREQUENCY_WORD = re.compile(FREQUENCY, re.IGNORECASE)
 # Adverbs between the subject and its verb ("I just paid", "I only drink", "we recently moved"): the verb
 # after them is conjugated, not the adverb ("justs", "onlies"). Verbs that end in -ly are not adverbs.
-_LEAD_ADVERBS = frozenset("just only already now even soon then".split())
+# "both" too: "We both work from home" had become "The user boths work from home".
+_LEAD_ADVERBS = frozenset("just only already now even soon then both".split())
 _LY_VERBS = frozenset("apply reply rely supply fly ally bully multiply comply imply".split())
 
 
@@ -254,7 +255,7 @@ def _is_adverb(word: str) -> bool:
 
 
 _PLAIN_WORD = re.compile(r"[a-z][a-z'-]*", re.IGNORECASE)
-_WE_HEAD = re.compile(r"^we(?:'re| are| were|'ve| have|'ll| will)?\s+", re.IGNORECASE)
+_WE_HEAD = re.compile(r"^we(?:'re| are| were|'ve| have|'ll| will|'d| would)?\s+", re.IGNORECASE)
 
 
 _AUXILIARY_BEFORE = re.compile(
@@ -285,6 +286,8 @@ def _rewrite_we(text: str) -> str:
         return f"{who} has {rest}"
     if aux in ("we'll", "we will"):
         return f"{who} will {rest}"
+    if aux in ("we'd", "we would"):
+        return f"{who} would {rest}"  # "We'd like invoices in EUR" had stayed in the first person
     if aux == "we were":
         return f"{who} was {rest}"
     adverbs = []
