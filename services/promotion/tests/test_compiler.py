@@ -19,6 +19,7 @@ from cairn_promotion.eval import DEFAULT_DATASET, evaluate, load_dataset, main, 
 from cairn_promotion.offline import OfflineCompiler
 from cairn_promotion.rewrite import normalise
 from cairn_promotion.safety import is_instruction_like
+from cairn_promotion.text import informal_spellings
 
 GATE = DEFAULT_CONFIDENCE_THRESHOLD
 
@@ -314,6 +315,28 @@ class TestNormalise:
     def test_we_would_is_third_person(self, clause: str, expected: str) -> None:
         # "We'd like ..." had stayed in the first person.
         assert normalise(clause) == expected
+
+    @pytest.mark.parametrize(
+        ("said", "expected"),
+        [
+            ("im allergic to penicillin", "I'm allergic to penicillin"),
+            ("Im vegan", "I'm vegan"),
+            ("btw im based in Leeds", "btw I'm based in Leeds"),
+            ("i dont eat pork and ive never smoked", "i don't eat pork and I've never smoked"),
+            ("Doesnt matter, thats fine", "Doesn't matter, that's fine"),
+            # German "im" and English words that are no contraction stay.
+            ("ich bin im Büro", "ich bin im Büro"),
+            ("Im Juni fliege ich", "Im Juni fliege ich"),
+            ("its id is 42 and I wont go", "its id is 42 and I wont go"),
+        ],
+    )
+    def test_contractions_without_an_apostrophe_are_spelled_out(self, said: str, expected: str) -> None:
+        assert informal_spellings(said) == expected
+
+    def test_a_contraction_without_an_apostrophe_makes_a_third_person_memory(self) -> None:
+        # Had been "The user donts eat pork" and "Im allergic to penicillin".
+        texts = [c.text for c in extract(user("i dont eat pork", "im allergic to penicillin"))]
+        assert sorted(texts) == ["The user doesn't eat pork", "The user is allergic to penicillin"]
 
     @pytest.mark.parametrize(
         ("clause", "expected"),

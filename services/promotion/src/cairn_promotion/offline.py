@@ -32,6 +32,7 @@ from cairn_promotion.text import (
     colon_split,
     content_tokens,
     drop_long_quote,
+    informal_spellings,
     jaccard,
     sentences,
     strip_code,
@@ -163,6 +164,7 @@ def _turn_clauses(content: str, role: str, confirmed: bool, referents: dict[str,
 
 def _sentence_clauses(sentence: str, role: str, confirmed: bool, referents: dict[str, str]) -> list[Clause]:
     found: list[Clause] = []
+    sentence = informal_spellings(sentence)
     body, requested = strip_remember(sentence) if role != "assistant" else (sentence, False)
     for part in clauses(body):
         if role == "user":
