@@ -19,6 +19,7 @@ import httpx
 from cairn_client import AsyncCairnClient
 from cairn_devstack import StackPorts, free_port
 from cairn_devstack.cairn import CairnConfig, CairnStack
+from cairn_embeddings import LocalOnnxEmbedder
 from cairn_gateway.cli import bootstrap
 
 BENCH_ENV = {
@@ -78,6 +79,21 @@ async def running_stack(
     finally:
         if keep_dir is None:
             shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def embedding_yardstick(calls: int = 300) -> float:
+    """cpu-ms of one 20-token question's embedding on one thread, in this process (call it before the
+    stack is loaded): how fast this machine is right now. It moved from 2.1 to 3.4 ms within one hour of
+    one session (2026-12-02) with nothing else running, and a write's cpu-ms with it: compare the
+    throughput of runs made at the same yardstick."""
+    embedder = LocalOnnxEmbedder.load(threads=1)
+    query = ["What was the name of the restaurant my sister recommended when we talked about Lisbon?"]
+    for _ in range(20):
+        embedder.embed_sync(query)
+    started = time.process_time()
+    for _ in range(calls):
+        embedder.embed_sync(query)
+    return (time.process_time() - started) * 1000 / calls
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -34,7 +34,7 @@ import aiohttp
 import asyncpg
 from longmemeval import DATA, turns_of
 
-from harness import Bench, running_stack, summary_ms, wait_subject_indexes
+from harness import Bench, embedding_yardstick, running_stack, summary_ms, wait_subject_indexes
 
 AGENTS = 64
 Body = Callable[[int], dict[str, Any]]
@@ -142,6 +142,7 @@ async def burst_and_drain(
 
 
 async def run(writes: int, burst: int, recalls: int) -> None:
+    yardstick = embedding_yardstick()
     async with running_stack() as bench:
         tenant = await bench.tenant(memory_quota=1_000_000)
         key = await bench.agent_key(tenant, "bench-writer")
@@ -152,6 +153,7 @@ async def run(writes: int, burst: int, recalls: int) -> None:
         burst_tenant = await bench.tenant(memory_quota=burst)
         burst_key = await bench.agent_key(burst_tenant, "bench-burst")
         rows = Report()
+        rows["machine: a 20-token query's embedding, one thread"] = f"{yardstick:.2f} cpu-ms"
         rows["GET /healthz (no auth), sequential"] = summary_ms(health)
         rows["GET /api/v1/whoami (auth + scope), sequential"] = summary_ms(whoami)
         async with aiohttp.ClientSession(

@@ -25,8 +25,7 @@ import aiohttp
 import psutil
 from memory_writes import Report, burst_and_drain, conversations, load
 
-from cairn_embeddings import LocalOnnxEmbedder
-from harness import Bench, running_stack, wait_subject_indexes
+from harness import Bench, embedding_yardstick, running_stack, wait_subject_indexes
 
 CONCURRENCY = 16
 
@@ -54,20 +53,6 @@ async def burst_subject(
     if state:
         state.write_text(json.dumps({"key": key}))
     return key
-
-
-def embedding_yardstick(calls: int = 300) -> float:
-    """cpu-ms of one 20-token question's embedding on one thread, in this process before the stack is
-    loaded: how fast this machine is right now. It moved from 2.1 to 3.0 ms within one hour of one
-    session (2026-12-02), so compare recalls/s of runs made at the same yardstick."""
-    embedder = LocalOnnxEmbedder.load(threads=1)
-    query = ["What was the name of the restaurant my sister recommended when we talked about Lisbon?"]
-    for _ in range(20):
-        embedder.embed_sync(query)
-    started = time.process_time()
-    for _ in range(calls):
-        embedder.embed_sync(query)
-    return (time.process_time() - started) * 1000 / calls
 
 
 def stack_cpu_seconds() -> dict[str, float]:

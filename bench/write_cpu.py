@@ -21,7 +21,7 @@ import psutil
 from memory_writes import AGENTS, Body, fact, load, turn
 from prometheus_client.parser import text_string_to_metric_families
 
-from harness import running_stack
+from harness import embedding_yardstick, running_stack
 
 
 def cpu_by_process(data_dir: str, root: str) -> dict[str, float]:
@@ -77,6 +77,7 @@ def _parent_in(proc: psutil.Process, data_dir: str) -> bool:
 
 
 async def measure(kind: str, body: Body, requests: int, env: dict[str, str]) -> None:
+    yardstick = embedding_yardstick()
     async with running_stack(env) as bench:
         tenant = await bench.tenant(memory_quota=1_000_000)
         agents = [await bench.agent_key(tenant, f"agent-{i}") for i in range(AGENTS)]
@@ -94,7 +95,7 @@ async def measure(kind: str, body: Body, requests: int, env: dict[str, str]) -> 
             wall = time.perf_counter() - start
             after = cpu_by_process(str(bench.stack.data_dir), root)
             batches_after = await batch_counts(http, memory_url)
-        print(f"{kind}: {result}; load average {os.getloadavg()[0]:.1f}")
+        print(f"{kind}: {result}; load average {os.getloadavg()[0]:.1f}; yardstick {yardstick:.2f} cpu-ms")
         for label, (batches, writes) in sorted(batches_after.items()):
             b0, w0 = batches_before.get(label, (0.0, 0.0))
             if batches > b0:
