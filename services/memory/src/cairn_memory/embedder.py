@@ -18,6 +18,7 @@ from collections import defaultdict
 
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
+from nats.js.client import JetStreamContext
 from opentelemetry.trace import SpanKind
 from pydantic import ValidationError
 from sqlalchemy import select, text
@@ -27,9 +28,17 @@ from cairn_contracts import subjects
 from cairn_contracts.dead_letter import DeadLetterReason
 from cairn_contracts.memory import MemoryCreated
 from cairn_embeddings import EmbeddingError, EmbeddingSettings, build_embedder, content_hash
+from cairn_memory.burst import BurstGate
 from cairn_memory.chunks import embed_with_chunks, replace_chunks
 from cairn_memory.events import ensure_stream
-from cairn_memory.metrics import EMBED_BACKLOG, EMBED_BATCH, EMBED_DEFERRED, EMBED_LAG, EMBEDDED_ROWS
+from cairn_memory.metrics import (
+    EMBED_BACKLOG,
+    EMBED_BATCH,
+    EMBED_BURST_WAIT,
+    EMBED_DEFERRED,
+    EMBED_LAG,
+    EMBEDDED_ROWS,
+)
 from cairn_memory.settings import MemorySettings
 from cairn_observability import TelemetrySettings, setup_telemetry, shutdown_tracing
 from cairn_observability.metrics import declare_consumer
@@ -71,6 +80,7 @@ class EmbeddingWorker:
         self._embedders = embedders
         self._settings = settings
         self._meter = meter
+        self._burst = BurstGate(settings.embed_burst_rate, settings.embed_burst_max_wait_seconds)
 
     async def embed_ids(self, tenant_id: str, ids: list[uuid.UUID]) -> int:
         """Embed the tenant's rows among `ids` that still need it, with the tenant's embedder."""
@@ -248,6 +258,8 @@ class EmbeddingWorker:
                     )
                     if msgs:
                         await self.handle_batch(msgs, dead)
+                    if len(msgs) == self._settings.embed_batch_size:  # a backlog: maybe a write burst
+                        EMBED_BURST_WAIT.inc(await self._burst.wait(lambda: _pending(sub), stop))
                     backoff.reset()
                 except Exception as exc:  # NATS gone mid-ack, database gone mid-batch: wait, go on
                     delay = backoff.next()
@@ -272,6 +284,11 @@ class EmbeddingWorker:
                     log.info("sweep embedded %d rows whose event was lost", swept)
             except Exception:
                 log.warning("embedding sweep failed", exc_info=True)
+
+
+async def _pending(sub: JetStreamContext.PullSubscription) -> int:
+    """Messages the consumer has not delivered yet."""
+    return int((await sub.consumer_info()).num_pending or 0)
 
 
 async def serve(settings: MemorySettings, embedding: EmbeddingSettings) -> None:

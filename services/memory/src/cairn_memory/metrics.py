@@ -13,6 +13,9 @@ EMBED_BATCH = Histogram(
     buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
 )
 EMBEDDED_ROWS = Counter("cairn_embedding_rows_total", "Rows the embedding worker wrote a vector for")
+EMBED_BURST_WAIT = Counter(
+    "cairn_embedding_burst_wait_seconds", "Time the embedding worker held off while a write burst arrived"
+)
 EMBED_DEFERRED = Counter(
     "cairn_embedding_deferred_total", "Messages nak'ed for later because a tenant's embedder was unavailable"
 )

@@ -37,6 +37,11 @@ class MemorySettings(ServiceSettings):
     # burst and drains after it; false keeps only the niceness.
     embed_sched_idle: bool = True
     embed_fetch_timeout_seconds: float = 1.0
+    # After a full batch, the worker holds off while its backlog grows by this many writes a second or more
+    # (a burst being acknowledged), at most `embed_burst_max_wait_seconds` at a time and then embedding at
+    # least as long (cairn_memory.burst). 0 never holds off.
+    embed_burst_rate: float = Field(default=100.0, ge=0)
+    embed_burst_max_wait_seconds: float = Field(default=10.0, ge=0, le=60)
     # Rows still pending after this long are embedded by the worker's sweep (covers a lost publish).
     embed_sweep_interval_seconds: float = 30.0
     embed_sweep_min_age_seconds: float = 15.0
