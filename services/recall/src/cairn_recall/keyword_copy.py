@@ -89,9 +89,10 @@ class SubjectPostings:
             if row.project_id is not None:
                 projects.setdefault(row.project_id, []).append(i)
         docs = np.fromiter((d for part in doc_parts for d in part), dtype=np.int32, count=start)
+        memory_ids = [r.memory_id for r in rows]
         return cls(
             version=version,
-            memory_ids=[r.memory_id for r in rows],
+            memory_ids=memory_ids,
             speakers=[speaker_of(r.head, r.role) for r in rows],
             # A row's postings are its distinct lexemes: `length(tsv)`, without reading the tsvector again.
             lengths=np.bincount(docs, minlength=len(rows)).astype(np.float64),
@@ -100,7 +101,7 @@ class SubjectPostings:
             frequencies=np.fromiter((f for part in tf_parts for f in part), dtype=np.float32, count=start),
             global_partition=np.asarray([r.project_id is None for r in rows], dtype=np.bool_),
             projects={k: np.asarray(v, dtype=np.intp) for k, v in projects.items()},
-            id_ranks=_ranks([r.memory_id for r in rows]),
+            id_ranks=_ranks(memory_ids),
         )
 
     def _norm(self, k1: float, b: float) -> npt.NDArray[np.float64]:
