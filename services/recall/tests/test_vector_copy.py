@@ -176,21 +176,21 @@ async def test_a_cancelled_recall_does_not_stop_the_others_of_its_batch() -> Non
 
 
 async def test_reloads_of_a_costly_copy_are_spaced_by_its_load_time() -> None:
-    copies = SubjectVectorCopies(max_rows=100, load_cost_factor=20.0)
+    copies = SubjectVectorCopies(max_rows=100, load_cost_factor=10.0)
     loads: list[int] = []
 
     async def load(_: tuple[str, str]) -> SubjectVectors:
         loads.append(1)
-        await asyncio.sleep(0.05)  # a load of 50 ms: reloads at most once a second
+        await asyncio.sleep(0.05)  # a load of 50 ms (more on a loaded machine): reloads 10x that apart
         return SubjectVectors.build(len(loads), [row(uuid.uuid4(), [1, 0, 0, 0])], DIM)
 
     key = ("t", "s")
     assert copies.if_current(key, 1, load, min_interval=0.0) is None
     await copies.settled()
-    assert copies.if_current(key, 2, load, min_interval=0.0) is None  # stale; 20 x 50 ms not yet past
+    assert copies.if_current(key, 2, load, min_interval=0.0) is None  # stale; 10 x 50 ms not yet past
     await copies.settled()
     assert loads == [1]
-    await asyncio.sleep(1.0)
+    await asyncio.sleep(1.5)  # past the spacing even if the load took 150 ms
     assert copies.if_current(key, 2, load, min_interval=0.0) is None
     await copies.settled()
     assert loads == [1, 1]
