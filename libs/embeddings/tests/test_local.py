@@ -8,11 +8,37 @@ import numpy as np
 import pytest
 
 from cairn_embeddings import onnx_builder
-from cairn_embeddings.local import LocalOnnxEmbedder
+from cairn_embeddings.local import LocalOnnxEmbedder, token_budget_batches
 
 
 def _cos(a: list[float], b: list[float]) -> float:
     return float(np.dot(a, b))
+
+
+class TestTokenBudgetBatches:
+    def test_shortest_first_and_every_text_once(self) -> None:
+        lengths = [30, 5, 12, 5, 200, 40]
+        batches = token_budget_batches(lengths, max_rows=32, max_tokens=1000)
+        flat = [i for batch in batches for i in batch]
+        assert sorted(flat) == list(range(len(lengths)))
+        assert [lengths[i] for i in flat] == sorted(lengths)
+
+    def test_a_call_may_reach_the_token_budget_but_not_pass_it(self) -> None:
+        # Four texts of 256 tokens pad to exactly 1024; a fifth would make 1280.
+        assert token_budget_batches([256] * 5, max_rows=32, max_tokens=1024) == [[0, 1, 2, 3], [4]]
+        # Padded to the longest: two 10-token texts and one of 400 tokens make 1200, past 1024.
+        assert token_budget_batches([10, 10, 400], max_rows=32, max_tokens=1024) == [[0, 1], [2]]
+        assert token_budget_batches([10, 10, 341], max_rows=32, max_tokens=1023) == [[0, 1, 2]]
+
+    def test_a_text_over_the_budget_goes_alone(self) -> None:
+        assert token_budget_batches([5, 2000, 6], max_rows=32, max_tokens=1024) == [[0, 2], [1]]
+
+    def test_rows_are_capped_at_and_past_the_edge(self) -> None:
+        assert token_budget_batches([3] * 4, max_rows=4, max_tokens=1024) == [[0, 1, 2, 3]]
+        assert token_budget_batches([3] * 5, max_rows=4, max_tokens=1024) == [[0, 1, 2, 3], [4]]
+
+    def test_no_texts_no_calls(self) -> None:
+        assert token_budget_batches([], max_rows=32, max_tokens=1024) == []
 
 
 class TestLocalOnnxEmbedder:
@@ -39,6 +65,24 @@ class TestLocalOnnxEmbedder:
             (alone,) = local_embedder.embed_sync([texts[i]])
             # Dynamic int8 quantisation scales activations per batch, so batch-mates shift a vector slightly.
             assert _cos(batched[i], alone) > 0.99
+
+    def test_inference_calls_stay_within_the_token_budget(self, local_embedder: LocalOnnxEmbedder) -> None:
+        calls: list[tuple[int, int]] = []
+
+        class Recording:
+            def run(self, names: list[str], feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+                calls.append(feeds["input_ids"].shape)
+                return local_embedder._session.run(names, feeds)  # type: ignore[no-any-return]
+
+        texts = ["short note"] * 40 + ["a long entry about the deploy " * 40] * 9
+        vectors = local_embedder.embed_array(texts, Recording())  # type: ignore[arg-type]
+        budget = local_embedder.max_batch_tokens
+        assert all(rows * width <= budget for rows, width in calls)
+        assert sum(rows for rows, _ in calls) == len(texts)
+        # The short notes still share calls (up to the row cap); the long entries go a few at a time.
+        assert max(rows for rows, _ in calls) == local_embedder.batch_size
+        assert np.allclose(vectors[:40], vectors[0], atol=1e-6)
+        assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
 
     def test_long_text_is_truncated_not_rejected(self, local_embedder: LocalOnnxEmbedder) -> None:
         long_text = "memory " * 3000

@@ -25,7 +25,11 @@ def build_embedder(settings: EmbeddingSettings) -> CircuitBreakerEmbedder:
     """
     inner: Embedder
     if settings.provider == "local":
-        inner = LocalOnnxEmbedder.load(cache_dir=settings.model_cache_dir, threads=settings.threads)
+        inner = LocalOnnxEmbedder.load(
+            cache_dir=settings.model_cache_dir,
+            threads=settings.threads,
+            max_batch_tokens=settings.max_batch_tokens,
+        )
     else:
         # The settings validator guarantees these are set for the openai provider.
         assert settings.openai_base_url is not None

@@ -11,6 +11,11 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 __all__ = ["EmbeddingSettings"]
 
 LOCAL_DIM = 384
+# Padded tokens (rows x longest) per inference call. Past about this the activations of a call leave the
+# cache: 256 LongMemEval turns (128 tokens on average) cost 23.4-23.8 cpu-ms each in batches of 32 and
+# 16.3-19.4 under this budget; turns cut to 200 characters 5.5-5.8 against 4.3-5.3; 20-token facts, which
+# fit 32 to a call either way, 2.1-2.3 both (two intra-op threads, docs/performance.md).
+MAX_BATCH_TOKENS = 1024
 _PLACEHOLDER_KEYS = {"", "changeme", "change-me", "secret", "your-api-key", "sk-...", "xxx", "todo"}
 
 
@@ -21,6 +26,7 @@ class EmbeddingSettings(BaseSettings):
         provider: ``"local"`` (bundled int8 MiniLM) or ``"openai"`` (any OpenAI-compatible server).
         model_cache_dir: Where the built ONNX model is cached.
         threads: onnxruntime intra-op threads for the local model.
+        max_batch_tokens: Padded tokens per inference call of the local model (its batches split there).
         openai_base_url: API root, e.g. ``https://api.openai.com/v1``.
         openai_api_key: Bearer token.
         openai_model: Model name sent with each request.
@@ -35,6 +41,7 @@ class EmbeddingSettings(BaseSettings):
     provider: Literal["local", "openai"] = "local"
     model_cache_dir: Path = Path("~/.cache/cairn/models")
     threads: int = Field(default=2, ge=1)
+    max_batch_tokens: int = Field(default=MAX_BATCH_TOKENS, ge=1)
     openai_base_url: str | None = None
     openai_api_key: SecretStr | None = None
     openai_model: str | None = None
