@@ -151,9 +151,9 @@ async def burst_and_drain(
         await conn.close()
 
 
-async def run(writes: int, burst: int, recalls: int) -> None:
+async def run(writes: int, burst: int, recalls: int, env: dict[str, str]) -> None:
     yardstick = embedding_yardstick()
-    async with running_stack() as bench:
+    async with running_stack(env) as bench:
         tenant = await bench.tenant(memory_quota=1_000_000)
         key = await bench.agent_key(tenant, "bench-writer")
         await sequential_gets(bench, "/api/v1/whoami", key, 100)  # warm up
@@ -202,8 +202,10 @@ def main() -> None:
     parser.add_argument("--writes", type=int, default=3000)
     parser.add_argument("--burst", type=int, default=10_000)
     parser.add_argument("--recalls", type=int, default=1000)
+    parser.add_argument("--env", nargs="*", default=[], help="service settings to try, NAME=VALUE")
     args = parser.parse_args()
-    asyncio.run(run(args.writes, args.burst, args.recalls))
+    env = dict(item.split("=", 1) for item in args.env)
+    asyncio.run(run(args.writes, args.burst, args.recalls, env))
 
 
 if __name__ == "__main__":
