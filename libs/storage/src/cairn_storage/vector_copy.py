@@ -93,17 +93,24 @@ class BatchedDistances:
     subject of 18,600 vectors: ~3 ms, memory-bound); a matrix-matrix product reads it once for all the
     queries of a batch (16 queries cost ~9 ms). Nothing waits for a batch to fill: a query that finds the
     copy idle goes alone, and a batch is whatever queued while the previous one ran. Products run on a
-    worker thread (numpy releases the GIL), so the event loop goes on serving meanwhile."""
+    worker thread (numpy and onnxruntime release the GIL), so the event loop goes on serving meanwhile.
 
-    def __init__(self, matrix: Matrix, starts: npt.NDArray[np.intp]) -> None:
-        self._matrix = matrix
-        self._starts = starts
+    `product` scores unit queries (rows of its argument) and returns an array whose last axis is the
+    query: by default `group_distances_many` over `matrix` and `starts`."""
+
+    def __init__(
+        self,
+        matrix: Matrix,
+        starts: npt.NDArray[np.intp],
+        product: Callable[[Matrix], npt.NDArray[np.float32]] | None = None,
+    ) -> None:
+        self._product = product or (lambda queries: group_distances_many(matrix, starts, queries))
         self._queue: list[tuple[npt.NDArray[np.float32], asyncio.Future[npt.NDArray[np.float32]]]] = []
         self._drainer: asyncio.Task[None] | None = None
         self.batches = 0  # products run (tests read it)
 
     async def best(self, query: Sequence[float]) -> npt.NDArray[np.float32]:
-        """What `group_distances(matrix, starts, query)` returns."""
+        """The query's slice of `product` (by default what `group_distances(matrix, starts, query)` returns)."""
         q = np.asarray(query, dtype=np.float32)
         norm = float(np.linalg.norm(q))
         done: asyncio.Future[npt.NDArray[np.float32]] = asyncio.get_running_loop().create_future()
@@ -119,9 +126,7 @@ class BatchedDistances:
                 queries = np.stack([q for q, _ in batch])
                 self.batches += 1
                 try:
-                    result = await asyncio.to_thread(
-                        group_distances_many, self._matrix, self._starts, queries
-                    )
+                    result = await asyncio.to_thread(self._product, queries)
                 except Exception as exc:  # each waiting query fails with it; the next batch tries again
                     for _, done in batch:
                         if not done.done():
@@ -129,7 +134,7 @@ class BatchedDistances:
                     continue
                 for j, (_, done) in enumerate(batch):
                     if not done.done():  # a cancelled recall stopped waiting
-                        done.set_result(result[:, j])
+                        done.set_result(result[..., j])
         finally:
             self._drainer = None
 

@@ -12,13 +12,15 @@ in the background (single-flight, spaced by `subject_copy_reload_seconds`), so a
 during a write burst is served from SQL until its vectors settle, and never waits for a load.
 """
 
+import math
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
+from cairn_recall.int8_scores import Int8Rows
 from cairn_recall.ranking import Ranked, speaker_of
 from cairn_storage.vector_copy import (
     BatchedDistances,
@@ -45,14 +47,21 @@ class SubjectVectorRow:
 @dataclass(frozen=True)
 class Similarities:
     """Each memory's cosine similarity to one query, by its best vector (head or chunk): what
-    `RecallStore.rows_with_scores` computes in SQL; None for a memory without a vector."""
+    `RecallStore.rows_with_scores` computes in SQL; None for a memory without a vector. `best` holds the
+    distances computed with the ranking (NaN where none was); `exact` computes the others on demand."""
 
     index: dict[uuid.UUID, int]
     best: npt.NDArray[np.float32]  # distances
+    exact: Callable[[int], float] | None = None
 
     def of(self, memory_id: uuid.UUID) -> float | None:
         i = self.index.get(memory_id)
-        return None if i is None else 1.0 - float(self.best[i])
+        if i is None:
+            return None
+        distance = float(self.best[i])
+        if math.isnan(distance) and self.exact is not None:
+            distance = self.exact(i)
+        return 1.0 - distance
 
 
 @dataclass
@@ -66,12 +75,14 @@ class SubjectVectors:
     starts: npt.NDArray[np.intp]  # first row of each memory
     global_partition: npt.NDArray[np.bool_]  # project_id IS NULL
     projects: dict[uuid.UUID, npt.NDArray[np.intp]]
-    # Concurrent recalls of the subject share one matrix product (cairn_storage.vector_copy).
+    # Concurrent recalls of the subject share one int8 product of bounds (cairn_storage.vector_copy).
     scorer: BatchedDistances = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self.scorer = BatchedDistances(self.matrix, self.starts)
+        self._int8 = Int8Rows(self.matrix)
+        self.scorer = BatchedDistances(self.matrix, self.starts, self._distance_bounds)
         self._index = {memory_id: i for i, memory_id in enumerate(self.memory_ids)}
+        self._ends = np.append(self.starts[1:], self.matrix.shape[0]).astype(np.intp)
 
     @classmethod
     def build(cls, version: int, rows: Sequence[SubjectVectorRow], dim: int) -> "SubjectVectors":
@@ -104,20 +115,62 @@ class SubjectVectors:
     async def nearest_batched(
         self, project_id: uuid.UUID | None, query: Sequence[float], limit: int
     ) -> tuple[list[Ranked], Similarities]:
-        """`nearest`, its product shared with the subject's other recalls in flight, and every memory's
-        similarity to the query (what the hits report as their score)."""
+        """`nearest`, exactly, and every memory's similarity to the query (what the hits report as their
+        score). The subject's other recalls in flight share one int8 product, whose error bounds leave a
+        few memories that could be among the nearest; only their float32 rows are scored (`int8_scores`)."""
         if not self.memory_ids:
             return [], Similarities({}, np.zeros(0, dtype=np.float32))
-        best = await self.scorer.best(query)
-        return self._ranked(best, project_id, limit) if limit > 0 else [], Similarities(self._index, best)
+        q = np.asarray(query, dtype=np.float32)
+        q = q / (float(np.linalg.norm(q)) or 1.0)
+        lower, upper = await self.scorer.best(q)
+        best = np.full(len(self.memory_ids), np.nan, dtype=np.float32)
+        if limit > 0:
+            shown = self._partition(project_id)
+            if shown is not None:
+                lower, upper = np.where(shown, lower, np.inf), np.where(shown, upper, np.inf)
+            visible = int(np.count_nonzero(np.isfinite(upper)))
+            if visible:
+                # k memories are at most `cut` away; a memory whose lower bound is past it is not among them.
+                cut = float(np.partition(upper, min(limit, visible) - 1)[min(limit, visible) - 1])
+                candidates = np.flatnonzero(lower <= cut)
+                best[candidates] = self._exact(candidates, q)
+        exact = np.where(np.isnan(best), np.inf, best).astype(np.float32)
+        ranked = self._ranked(exact, project_id, limit) if limit > 0 else []
+        return ranked, Similarities(self._index, best, lambda i: float(self._exact(np.array([i]), q)[0]))
+
+    def _distance_bounds(self, queries: Matrix) -> npt.NDArray[np.float32]:
+        """[2, memories, queries]: each memory's lower and upper bound on its best row's cosine distance."""
+        approx, bound = self._int8.similarities(queries)
+        lower = (1.0 - approx - bound).T
+        upper = (1.0 - approx + bound).T
+        if len(self.starts) != self.matrix.shape[0]:
+            lower = np.minimum.reduceat(lower, self.starts, axis=0)
+            upper = np.minimum.reduceat(upper, self.starts, axis=0)
+        return np.stack([lower, upper]).astype(np.float32)
+
+    def _exact(self, groups: npt.NDArray[np.intp], q: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """The float32 best distance of each memory in `groups`, from its rows."""
+        lengths = self._ends[groups] - self.starts[groups]
+        offsets = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.intp)
+        rows = np.repeat(self.starts[groups] - offsets, lengths) + np.arange(int(lengths.sum()))
+        distances = (1.0 - self.matrix[rows] @ q).astype(np.float32, copy=False)
+        best: npt.NDArray[np.float32] = np.minimum.reduceat(distances, offsets)
+        return best
+
+    def _partition(self, project_id: uuid.UUID | None) -> npt.NDArray[np.bool_] | None:
+        """Which memories a recall in `project_id` sees; None: all (the subject has no projects)."""
+        if not self.projects:
+            return None
+        partition = self.global_partition.copy()
+        if project_id is not None and project_id in self.projects:
+            partition[self.projects[project_id]] = True
+        return partition
 
     def _ranked(
         self, best: npt.NDArray[np.float32], project_id: uuid.UUID | None, limit: int
     ) -> list[Ranked]:
-        if self.projects:  # without projects every memory is global: nothing to mask
-            partition = self.global_partition.copy()
-            if project_id is not None and project_id in self.projects:
-                partition[self.projects[project_id]] = True
+        partition = self._partition(project_id)
+        if partition is not None:
             best = np.where(partition, best, np.inf)
         return [
             Ranked(self.memory_ids[i], distance, speaker=self.speakers[i])
