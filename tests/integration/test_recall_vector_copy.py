@@ -148,6 +148,14 @@ async def test_the_copy_ranks_exactly_as_the_sql_exact_statement(
                 in_sql = await store.exact(scope, query, 30, partition, include_superseded=False)
                 in_copy = copy.nearest(project if project_filter else None, query, 30)
                 assert_same_ranking([(r.id, r.value) for r in in_copy], [(r.id, r.value) for r in in_sql])
+                # The recall path: the int8 product's bounds, then float32 rows for the memories they keep.
+                batched, similarities = await copy.nearest_batched(
+                    project if project_filter else None, query, 30
+                )
+                assert_same_ranking([(r.id, r.value) for r in batched], [(r.id, r.value) for r in in_sql])
+                assert [similarities.of(r.id) for r in in_sql] == pytest.approx(
+                    [1 - r.value for r in in_sql], abs=1e-5
+                )
                 assert [r.speaker for r in in_copy if r.id in {s.id for s in in_sql}] == [
                     s.speaker for s in in_sql if s.id in {r.id for r in in_copy}
                 ]

@@ -109,7 +109,7 @@ class BatchedDistances:
         self._drainer: asyncio.Task[None] | None = None
         self.batches = 0  # products run (tests read it)
 
-    async def best(self, query: Sequence[float]) -> npt.NDArray[np.float32]:
+    async def best(self, query: Sequence[float] | npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """The query's slice of `product` (by default what `group_distances(matrix, starts, query)` returns)."""
         q = np.asarray(query, dtype=np.float32)
         norm = float(np.linalg.norm(q))

@@ -150,6 +150,8 @@ class SubjectVectors:
 
     def _exact(self, groups: npt.NDArray[np.intp], q: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """The float32 best distance of each memory in `groups`, from its rows."""
+        if len(groups) == 0:
+            return np.zeros(0, dtype=np.float32)
         lengths = self._ends[groups] - self.starts[groups]
         offsets = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.intp)
         rows = np.repeat(self.starts[groups] - offsets, lengths) + np.arange(int(lengths.sum()))
