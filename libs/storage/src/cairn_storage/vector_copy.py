@@ -74,43 +74,25 @@ def group_distances(
     return best
 
 
-def group_distances_many(
-    matrix: Matrix, starts: npt.NDArray[np.intp], queries: Matrix
-) -> npt.NDArray[np.float32]:
-    """`group_distances` for several unit-length queries (rows of `queries`) in one matrix product: column
-    j holds query j's distances."""
-    distances: npt.NDArray[np.float32] = (1.0 - matrix @ queries.T).astype(np.float32, copy=False)
-    if len(starts) == matrix.shape[0]:
-        return distances
-    best: npt.NDArray[np.float32] = np.minimum.reduceat(distances, starts, axis=0)
-    return best
-
-
 class BatchedDistances:
     """Queries against one copy that arrive while a product runs are scored together by the next one.
 
-    Scoring one query is a matrix-vector product that reads the whole matrix from memory (~29 MB for a
-    subject of 18,600 vectors: ~3 ms, memory-bound); a matrix-matrix product reads it once for all the
-    queries of a batch (16 queries cost ~9 ms). Nothing waits for a batch to fill: a query that finds the
-    copy idle goes alone, and a batch is whatever queued while the previous one ran. Products run on a
-    worker thread (numpy and onnxruntime release the GIL), so the event loop goes on serving meanwhile.
+    Scoring a query reads the whole copy from memory, so a product over several queries costs little more
+    than over one. Nothing waits for a batch to fill: a query that finds the copy idle goes alone, and a
+    batch is whatever queued while the previous one ran. Products run on a worker thread (numpy and
+    onnxruntime release the GIL), so the event loop goes on serving meanwhile.
 
-    `product` scores unit queries (rows of its argument) and returns an array whose last axis is the
-    query: by default `group_distances_many` over `matrix` and `starts`."""
+    `product` scores unit queries (the rows of its argument) and returns an array whose last axis is the
+    query (the recall copy's int8 bounds, `cairn_recall.vector_copy`)."""
 
-    def __init__(
-        self,
-        matrix: Matrix,
-        starts: npt.NDArray[np.intp],
-        product: Callable[[Matrix], npt.NDArray[np.float32]] | None = None,
-    ) -> None:
-        self._product = product or (lambda queries: group_distances_many(matrix, starts, queries))
+    def __init__(self, product: Callable[[Matrix], npt.NDArray[np.float32]]) -> None:
+        self._product = product
         self._queue: list[tuple[npt.NDArray[np.float32], asyncio.Future[npt.NDArray[np.float32]]]] = []
         self._drainer: asyncio.Task[None] | None = None
         self.batches = 0  # products run (tests read it)
 
     async def best(self, query: Sequence[float] | npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-        """The query's slice of `product` (by default what `group_distances(matrix, starts, query)` returns)."""
+        """The query's slice of `product`, the query scaled to unit length first."""
         q = np.asarray(query, dtype=np.float32)
         norm = float(np.linalg.norm(q))
         done: asyncio.Future[npt.NDArray[np.float32]] = asyncio.get_running_loop().create_future()

@@ -80,7 +80,7 @@ class SubjectVectors:
 
     def __post_init__(self) -> None:
         self._int8 = Int8Rows(self.matrix)
-        self.scorer = BatchedDistances(self.matrix, self.starts, self._distance_bounds)
+        self.scorer = BatchedDistances(self._distance_bounds)
         self._index = {memory_id: i for i, memory_id in enumerate(self.memory_ids)}
         self._ends = np.append(self.starts[1:], self.matrix.shape[0]).astype(np.intp)
 
@@ -131,7 +131,8 @@ class SubjectVectors:
             visible = int(np.count_nonzero(np.isfinite(upper)))
             if visible:
                 # k memories are at most `cut` away; a memory whose lower bound is past it is not among them.
-                cut = float(np.partition(upper, min(limit, visible) - 1)[min(limit, visible) - 1])
+                k = min(limit, visible)
+                cut = float(np.partition(upper, k - 1)[k - 1])
                 candidates = np.flatnonzero(lower <= cut)
                 best[candidates] = self._exact(candidates, q)
         exact = np.where(np.isnan(best), np.inf, best).astype(np.float32)
