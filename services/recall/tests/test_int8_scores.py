@@ -29,9 +29,9 @@ def test_every_error_is_inside_its_bound_and_the_bounds_are_narrow() -> None:
     approx, bound = Int8Rows(rows).similarities(queries)
     exact = queries.astype(np.float64) @ rows.T.astype(np.float64)
     assert np.all(np.abs(approx - exact) <= bound)
-    # The bound is a worst case (~0.015 on 384-d unit rows) where the errors are ~0.0004: on real
-    # MiniLM vectors it leaves ~83 candidates for a top 50 of 4,906 (docs/performance.md).
-    assert float(bound.mean()) < 0.02
+    # The bound is a worst case (~0.0075 on 384-d unit rows: the row's residual; the query's second
+    # quantisation level leaves almost none of its own) where the errors are ~0.0004.
+    assert float(bound.mean()) < 0.01
     assert approx[0, 10] == pytest.approx(1.0, abs=float(bound[0, 10]))
 
 

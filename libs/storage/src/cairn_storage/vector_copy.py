@@ -82,7 +82,7 @@ class BatchedDistances:
     batch is whatever queued while the previous one ran. Products run on a worker thread (numpy and
     onnxruntime release the GIL), so the event loop goes on serving meanwhile.
 
-    `product` scores unit queries (the rows of its argument) and returns an array whose last axis is the
+    `product` scores unit queries (the rows of its argument) and returns an array whose first axis is the
     query (the recall copy's int8 bounds, `cairn_recall.vector_copy`)."""
 
     def __init__(self, product: Callable[[Matrix], npt.NDArray[np.float32]]) -> None:
@@ -116,7 +116,7 @@ class BatchedDistances:
                     continue
                 for j, (_, done) in enumerate(batch):
                     if not done.done():  # a cancelled recall stopped waiting
-                        done.set_result(result[..., j])
+                        done.set_result(result[j])
         finally:
             self._drainer = None
 
@@ -130,8 +130,8 @@ def nearest(best: npt.NDArray[np.float32], ids: Sequence[uuid.UUID], limit: int)
     k = min(limit, shown)
     # Every group as near as the k-th is kept before the id tie-break, so ties at the cut stay exact.
     kth = float(np.partition(best, k - 1)[k - 1])
-    close = [int(i) for i in np.flatnonzero(best <= kth)]
-    ranked = sorted(((float(best[i]), ids[i], i) for i in close), key=lambda t: (t[0], t[1]))
+    close = np.flatnonzero(best <= kth)
+    ranked = sorted(zip(best[close].tolist(), [ids[i] for i in close.tolist()], close.tolist(), strict=True))
     return [(i, distance) for distance, _, i in ranked[:k]]
 
 

@@ -6,10 +6,15 @@ floats, 29 MB: 1.7-2.1 ms with numpy's single-threaded BLAS, memory-bound). The 
 scale per row are 7 MB, and onnxruntime's u8s8 integer GEMM (VNNI) scores a query in ~0.2 ms
 (docs/performance.md, seventh round).
 
-The bound: a row w is stored as ŵ = s_w * w8 and the query q as q̂ = s_q * (q8 - 128), and
-q·w - q̂·ŵ = q·(w - ŵ) + (q - q̂)·ŵ, so by Cauchy-Schwarz |q·w - q̂·ŵ| <= |q| |w - ŵ| + |q - q̂| |ŵ|, with
-each row's residual norm kept from its quantisation and the query's computed with it. q̂·ŵ is exact in
-int32 (at most 384 x 127 x 127), and SLACK covers float32 rounding.
+The bound: a row w is stored as ŵ = s_w * w8. The query q is quantised twice: q8 with scale s1, then its
+remainder r = q - s1 * q8 as r8 with scale s2, leaving e = r - s2 * r8 (|e| is ~1/127 of |r|). Both int8
+vectors go through one product (two query rows read the rows once), and
+q·w - (s1 q8 + s2 r8)·ŵ = q·(w - ŵ) + e·ŵ, so by Cauchy-Schwarz the error is at most
+|q| |w - ŵ| + |e| max|ŵ|: the row's own quantisation residual, kept from its packing, plus a per-query
+constant. One level of query quantisation would add |q - s1 q8| |ŵ|, about as much as the row's residual:
+the second level halves the bound, and with it the candidates rescored from float32. Every dot product
+of int8 values is exact in int32 and in float32 (at most 384 x 127 x 127 < 2^24); SLACK covers the float32
+rounding of the few operations after it.
 """
 
 import numpy as np
@@ -19,7 +24,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 Matrix = npt.NDArray[np.float32]
 ZERO_POINT = 128
-# float32 rounding: of the dequantised product, and of the float32 product it stands for (384 terms).
+# float32 rounding: of the dequantised product and the bounds, and of the float32 product they stand for
+# (384 terms); each is ~1e-6 at most.
 SLACK = 1e-4
 
 
@@ -46,29 +52,48 @@ def _session(rows8: npt.NDArray[np.int8]) -> ort.InferenceSession:
     return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
+def _quantised(x: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Each row of `x` as integers in [-127, 127] (float64) and its scale."""
+    scale = np.abs(x).max(axis=1) / 127.0
+    scale[scale == 0] = 1.0
+    return np.rint(x / scale[:, None]), scale
+
+
 class Int8Rows:
     """Unit rows as int8 with a scale per row: each query's similarity to every row, and its error bound."""
 
     def __init__(self, matrix: Matrix) -> None:
         absmax = np.abs(matrix).max(axis=1) if matrix.size else np.zeros(0, dtype=np.float32)
-        self._scales = np.where(absmax > 0, absmax / 127.0, 1.0).astype(np.float64)
-        rows8 = np.clip(np.rint(matrix / self._scales[:, None]), -127, 127).astype(np.int8)
-        stored = rows8.astype(np.float64) * self._scales[:, None]
-        self._residual = np.linalg.norm(matrix.astype(np.float64) - stored, axis=1)  # |w - ŵ|
-        self._norm = np.linalg.norm(stored, axis=1)  # |ŵ|
+        scales = np.where(absmax > 0, absmax / 127.0, 1.0).astype(np.float64)
+        rows8 = np.clip(np.rint(matrix / scales[:, None]), -127, 127).astype(np.int8)
+        stored = rows8.astype(np.float64) * scales[:, None]
+        self._scales = scales.astype(np.float32)
+        self._residual = np.linalg.norm(matrix.astype(np.float64) - stored, axis=1).astype(np.float32)
+        self._max_norm = float(np.linalg.norm(stored, axis=1).max()) if matrix.size else 0.0  # max |ŵ|
         self._session = _session(rows8) if matrix.shape[0] else None
 
-    def similarities(self, queries: Matrix) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    @property
+    def rows(self) -> int:
+        return len(self._scales)
+
+    def similarities(self, queries: Matrix) -> tuple[Matrix, Matrix]:
         """For unit `queries` [b, dim]: the approximate dot products [b, rows] and their error bounds."""
+        b = len(queries)
         if self._session is None:
-            return np.zeros((len(queries), 0)), np.zeros((len(queries), 0))
-        scale_q = np.abs(queries).max(axis=1).astype(np.float64) / 127.0
-        scale_q[scale_q == 0] = 1.0
-        q8 = (np.rint(queries / scale_q[:, None]) + ZERO_POINT).clip(1, 255).astype(np.uint8)
-        (dots,) = self._session.run(["dots"], {"query": q8})
-        approx = dots.astype(np.float64) * scale_q[:, None] * self._scales[None, :]
-        exact_q = queries.astype(np.float64)
-        norm_q = np.linalg.norm(exact_q, axis=1)
-        residual_q = np.linalg.norm(exact_q - (q8.astype(np.float64) - ZERO_POINT) * scale_q[:, None], axis=1)
-        bound = norm_q[:, None] * self._residual[None, :] + residual_q[:, None] * self._norm[None, :] + SLACK
+            return np.zeros((b, 0), dtype=np.float32), np.zeros((b, 0), dtype=np.float32)
+        exact = queries.astype(np.float64)
+        q8, s1 = _quantised(exact)
+        remainder = exact - q8 * s1[:, None]
+        r8, s2 = _quantised(remainder)
+        leftover = np.linalg.norm(remainder - r8 * s2[:, None], axis=1)  # |e|
+        feed = (np.concatenate([q8, r8]) + ZERO_POINT).astype(np.uint8)
+        (dots,) = self._session.run(["dots"], {"query": feed})
+        both = dots.astype(np.float32)
+        approx = both[:b]
+        approx *= s1.astype(np.float32)[:, None]
+        approx += both[b:] * s2.astype(np.float32)[:, None]
+        approx *= self._scales[None, :]
+        constant = (leftover * self._max_norm + SLACK).astype(np.float32)
+        bound = self._residual[None, :] * np.linalg.norm(exact, axis=1).astype(np.float32)[:, None]
+        bound += constant[:, None]
         return approx, bound

@@ -83,6 +83,7 @@ class SubjectVectors:
         self.scorer = BatchedDistances(self._distance_bounds)
         self._index = {memory_id: i for i, memory_id in enumerate(self.memory_ids)}
         self._ends = np.append(self.starts[1:], self.matrix.shape[0]).astype(np.intp)
+        self._row_memory = np.repeat(np.arange(len(self.starts), dtype=np.intp), self._ends - self.starts)
 
     @classmethod
     def build(cls, version: int, rows: Sequence[SubjectVectorRow], dim: int) -> "SubjectVectors":
@@ -122,32 +123,60 @@ class SubjectVectors:
             return [], Similarities({}, np.zeros(0, dtype=np.float32))
         q = np.asarray(query, dtype=np.float32)
         q = q / (float(np.linalg.norm(q)) or 1.0)
-        lower, upper = await self.scorer.best(q)
+        bounds = await self.scorer.best(q)
+        lower, upper = bounds[: self.rows], bounds[self.rows :]
         best = np.full(len(self.memory_ids), np.nan, dtype=np.float32)
-        if limit > 0:
-            shown = self._partition(project_id)
+        ranked: list[Ranked] = []
+        shown = self._partition(project_id)
+        if shown is not None:
+            upper = np.where(shown, upper, np.inf)
+        visible = len(self.memory_ids) if shown is None else int(np.count_nonzero(shown))
+        if limit > 0 and visible:
+            # k memories are at most `cut` away, so the nearest k (and any tie at the k-th) are too, and
+            # each one's best row has a lower bound within `cut`: only those rows are scored in float32.
+            k = min(limit, visible)
+            cut = float(np.partition(upper, k - 1)[k - 1])
+            memories, distances = self._rows_within(np.flatnonzero(lower <= cut), q)
             if shown is not None:
-                lower, upper = np.where(shown, lower, np.inf), np.where(shown, upper, np.inf)
-            visible = int(np.count_nonzero(np.isfinite(upper)))
-            if visible:
-                # k memories are at most `cut` away; a memory whose lower bound is past it is not among them.
-                k = min(limit, visible)
-                cut = float(np.partition(upper, k - 1)[k - 1])
-                candidates = np.flatnonzero(lower <= cut)
-                best[candidates] = self._exact(candidates, q)
-        exact = np.where(np.isnan(best), np.inf, best).astype(np.float32)
-        ranked = self._ranked(exact, project_id, limit) if limit > 0 else []
+                seen = shown[memories]
+                memories, distances = memories[seen], distances[seen]
+            # A memory whose scored rows are all past `cut` may have a nearer row that was not scored: it
+            # is not among the nearest, and its score (if a hit needs it) is computed on demand.
+            exact = distances <= cut
+            memories, distances = memories[exact], distances[exact]
+            best[memories] = distances
+            order = memories.tolist()
+            ranked = [
+                Ranked(self.memory_ids[order[i]], distance, speaker=self.speakers[order[i]])
+                for i, distance in nearest(distances, [self.memory_ids[m] for m in order], limit)
+            ]
         return ranked, Similarities(self._index, best, lambda i: float(self._exact(np.array([i]), q)[0]))
 
     def _distance_bounds(self, queries: Matrix) -> npt.NDArray[np.float32]:
-        """[2, memories, queries]: each memory's lower and upper bound on its best row's cosine distance."""
+        """[queries, rows + memories]: for each query, a lower bound on each row's cosine distance, then an
+        upper bound on each memory's best row's."""
         approx, bound = self._int8.similarities(queries)
-        lower = (1.0 - approx - bound).T
-        upper = (1.0 - approx + bound).T
-        if len(self.starts) != self.matrix.shape[0]:
-            lower = np.minimum.reduceat(lower, self.starts, axis=0)
-            upper = np.minimum.reduceat(upper, self.starts, axis=0)
-        return np.stack([lower, upper]).astype(np.float32)
+        out = np.empty((len(queries), self.rows + len(self.memory_ids)), dtype=np.float32)
+        lower, upper = out[:, : self.rows], out[:, self.rows :]
+        np.subtract(1.0, approx, out=approx)  # distances
+        np.subtract(approx, bound, out=lower)
+        if len(self.starts) == self.rows:
+            np.add(approx, bound, out=upper)
+        else:
+            approx += bound
+            np.minimum.reduceat(approx, self.starts, axis=1, out=upper)
+        return out
+
+    def _rows_within(
+        self, rows: npt.NDArray[np.intp], q: npt.NDArray[np.float32]
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
+        """The memories owning `rows` (ascending) and each one's best float32 distance among those rows."""
+        if len(rows) == 0:
+            return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float32)
+        distances = (1.0 - self.matrix[rows] @ q).astype(np.float32, copy=False)
+        owners = self._row_memory[rows]
+        firsts = np.flatnonzero(np.concatenate(([True], owners[1:] != owners[:-1])))
+        return owners[firsts], np.minimum.reduceat(distances, firsts)
 
     def _exact(self, groups: npt.NDArray[np.intp], q: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """The float32 best distance of each memory in `groups`, from its rows."""
