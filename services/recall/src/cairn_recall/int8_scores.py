@@ -72,10 +72,6 @@ class Int8Rows:
         self._max_norm = float(np.linalg.norm(stored, axis=1).max()) if matrix.size else 0.0  # max |ŵ|
         self._session = _session(rows8) if matrix.shape[0] else None
 
-    @property
-    def rows(self) -> int:
-        return len(self._scales)
-
     def similarities(self, queries: Matrix) -> tuple[Matrix, Matrix]:
         """For unit `queries` [b, dim]: the approximate dot products [b, rows] and their error bounds."""
         b = len(queries)

@@ -150,7 +150,7 @@ class SubjectVectors:
                 Ranked(self.memory_ids[order[i]], distance, speaker=self.speakers[order[i]])
                 for i, distance in nearest(distances, [self.memory_ids[m] for m in order], limit)
             ]
-        return ranked, Similarities(self._index, best, lambda i: float(self._exact(np.array([i]), q)[0]))
+        return ranked, Similarities(self._index, best, lambda i: self._exact(i, q))
 
     def _distance_bounds(self, queries: Matrix) -> npt.NDArray[np.float32]:
         """[queries, rows + memories]: for each query, a lower bound on each row's cosine distance, then an
@@ -178,16 +178,9 @@ class SubjectVectors:
         firsts = np.flatnonzero(np.concatenate(([True], owners[1:] != owners[:-1])))
         return owners[firsts], np.minimum.reduceat(distances, firsts)
 
-    def _exact(self, groups: npt.NDArray[np.intp], q: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-        """The float32 best distance of each memory in `groups`, from its rows."""
-        if len(groups) == 0:
-            return np.zeros(0, dtype=np.float32)
-        lengths = self._ends[groups] - self.starts[groups]
-        offsets = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.intp)
-        rows = np.repeat(self.starts[groups] - offsets, lengths) + np.arange(int(lengths.sum()))
-        distances = (1.0 - self.matrix[rows] @ q).astype(np.float32, copy=False)
-        best: npt.NDArray[np.float32] = np.minimum.reduceat(distances, offsets)
-        return best
+    def _exact(self, memory: int, q: npt.NDArray[np.float32]) -> float:
+        """The float32 best distance of one memory, from all its rows (a score the ranking did not need)."""
+        return float(self._rows_within(np.arange(self.starts[memory], self._ends[memory]), q)[1][0])
 
     def _partition(self, project_id: uuid.UUID | None) -> npt.NDArray[np.bool_] | None:
         """Which memories a recall in `project_id` sees; None: all (the subject has no projects)."""
