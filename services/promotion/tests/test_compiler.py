@@ -3,6 +3,7 @@
 import hashlib
 import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -15,7 +16,15 @@ from cairn_promotion.compiler import (
     recent_window,
     session_fingerprint,
 )
-from cairn_promotion.eval import DEFAULT_DATASET, evaluate, load_dataset, main, match
+from cairn_promotion.eval import (
+    DEFAULT_DATASET,
+    JUDGED_PAIRS,
+    evaluate,
+    load_dataset,
+    load_judged,
+    main,
+    match,
+)
 from cairn_promotion.offline import OfflineCompiler
 from cairn_promotion.rewrite import normalise
 from cairn_promotion.safety import is_instruction_like
@@ -598,6 +607,41 @@ class TestEval:
 
     def test_a_stale_value_is_not_a_match(self) -> None:
         assert match(["The cache is at cache-01:6380"], ["The cache is at cache-02:6380"]) == []
+
+    def test_a_judged_pair_matches_what_the_token_matcher_rejects(self) -> None:
+        memory, fact = "The user moved to Lisbon last month", "The user lives in Lisbon"
+        assert match([memory], [fact]) == []
+        assert match([memory], [fact], {(memory, fact): True}) == [(0, 0, 0.5)]
+        assert match([memory], [fact], {(memory, fact): False}) == []
+
+    def test_a_judged_pair_never_displaces_a_token_match(self) -> None:
+        fact = "The user lives in Lisbon"
+        judged = {("The user moved to Lisbon last month", fact): True}
+        predicted = ["The user moved to Lisbon last month", "The user lives in Lisbon"]
+        assert match(predicted, [fact], judged) == [(1, 0, 1.0)]
+
+    def test_judged_pairs_file_holds_a_verdict_and_reason_per_pair(self) -> None:
+        data = json.loads(JUDGED_PAIRS.read_text(encoding="utf-8"))
+        assert data["rule"]
+        assert data["about"]
+        assert all(set(p) == {"memory", "fact", "same", "why"} for p in data["pairs"])
+        assert len(load_judged()) == len(data["pairs"])  # no pair twice
+
+    def test_cli_judged_counts_unjudged_pairs_and_writes_them_for_the_judge(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        empty = tmp_path / "judged.json"
+        empty.write_text(json.dumps({"about": "-", "rule": "-", "pairs": []}))
+        out = tmp_path / "unjudged.json"
+        assert (
+            main(["--decision", "rules", "--judged", str(empty), "--unjudged-out", str(out), "--json"]) == 0
+        )
+        summary = json.loads(capsys.readouterr().out)["dev"]
+        pairs = json.loads(out.read_text())
+        assert summary["matcher"] == "strict+judged"
+        assert summary["unjudged"] > 0
+        assert len(pairs) >= summary["unjudged"]  # the file holds both splits' pairs, once each
+        assert all(set(p) == {"pair", "memory", "fact"} for p in pairs)
 
     def test_cli_prints_the_summary_and_never_fails(self, capsys: pytest.CaptureFixture[str]) -> None:
         assert main(["--threshold", "0.99", "--decision", "rules"]) == 0

@@ -11,6 +11,11 @@ is at least `MATCH_JACCARD`, and the candidate names no number or identifier the
 stale value is a different fact). Pairs are matched one-to-one, greedily from the most similar pair
 down, so one long candidate can never count for two expected facts.
 
+With `--judged`, a pair the strict matcher rejects also matches when an independent annotator judged the
+survivor to state the label's fact (`eval/judged_pairs.json`, blind to split and side; see eval/README.md):
+wording the token matcher cannot see. Pairs no judge has seen stay strict, and the report says how many
+there are (`--unjudged-out PATH` writes them in the judge's input format).
+
 Leaks: survivors in injection, secrets and exfiltration sessions that match no label, plus any survivor
 anywhere that trips the hard safety rules. Empty rate: the share of sessions with nothing durable
 (no labels) that promote nothing. Updates: labelled new values whose matched survivor carries the slot
@@ -19,7 +24,8 @@ of the memory they replace (so the memory service supersedes it).
 
 import argparse
 import json
-from collections.abc import Iterable, Sequence
+import random
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,6 +45,7 @@ MATCH_JACCARD = 0.5
 # The datasets are not package data: these defaults resolve only in a source checkout (else pass --dataset).
 EVAL_DIR = Path(__file__).resolve().parents[2] / "eval"
 DEFAULT_DATASET = EVAL_DIR / "dataset_v2.json"
+JUDGED_PAIRS = EVAL_DIR / "judged_pairs.json"
 # The eval looks at every survivor: the production cap would hide false positives.
 EVAL_MAX_CANDIDATES = 1_000
 ADVERSARIAL_KINDS = frozenset({"injection", "secrets", "exfiltration"})
@@ -89,6 +96,7 @@ class SessionResult:
     leaks: int = 0
     updates: int = 0
     updates_slotted: int = 0
+    unjudged: list[tuple[str, str]] = field(default_factory=list)  # (survivor, label) pairs no judge saw
 
     @property
     def expected_count(self) -> int:
@@ -102,6 +110,7 @@ class EvalReport:
     threshold: float
     sessions: list[SessionResult]
     decision: str = "rules"
+    matcher: str = "strict"
 
     @property
     def true_positives(self) -> int:
@@ -149,15 +158,23 @@ class EvalReport:
         """(labelled updates whose survivor carries the replaced memory's slot, labelled updates)."""
         return sum(s.updates_slotted for s in self.sessions), sum(s.updates for s in self.sessions)
 
+    @property
+    def unjudged(self) -> int:
+        """Survivor-label pairs the strict matcher rejected that no judge has seen (`--judged` only)."""
+        return sum(len(s.unjudged) for s in self.sessions)
+
     def subset(self, split: str) -> "EvalReport":
         """The same report restricted to one dataset split."""
-        return EvalReport(self.threshold, [s for s in self.sessions if s.split == split], self.decision)
+        return self._with([s for s in self.sessions if s.split == split])
+
+    def _with(self, sessions: list[SessionResult]) -> "EvalReport":
+        return EvalReport(self.threshold, sessions, self.decision, self.matcher)
 
     def kinds(self) -> list[str]:
         return list(dict.fromkeys(s.kind for s in self.sessions))
 
     def of_kind(self, kind: str) -> "EvalReport":
-        return EvalReport(self.threshold, [s for s in self.sessions if s.kind == kind], self.decision)
+        return self._with([s for s in self.sessions if s.kind == kind])
 
     def summary(self) -> dict[str, Any]:
         """The JSON shape `task eval -- --json` prints per split."""
@@ -179,6 +196,8 @@ class EvalReport:
             "updates": {"slotted": slotted, "total": total},
             "threshold": self.threshold,
             "decision": self.decision,
+            "matcher": self.matcher,
+            **({"unjudged": self.unjudged} if self.matcher != "strict" else {}),
         }
 
 
@@ -224,20 +243,40 @@ def similarity(predicted: frozenset[str], expected: frozenset[str]) -> float:
     return jaccard(predicted, expected)
 
 
-def match(predicted: Sequence[str], expected: Sequence[str]) -> list[tuple[int, int, float]]:
+Judged = Mapping[tuple[str, str], bool]  # (survivor, label) -> the annotator's verdict "states the fact"
+
+
+def load_judged(path: Path = JUDGED_PAIRS) -> dict[tuple[str, str], bool]:
+    """The annotator's verdicts of `path` (see eval/README.md), keyed by (survivor text, label text)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {(p["memory"], p["fact"]): bool(p["same"]) for p in data["pairs"]}
+
+
+def match(
+    predicted: Sequence[str], expected: Sequence[str], judged: Judged | None = None
+) -> list[tuple[int, int, float]]:
     """One-to-one greedy matching of predicted to expected texts.
 
     Args:
         predicted: Candidate texts.
         expected: Labelled facts.
+        judged: Verdicts that admit a pair the token matcher rejects, at the lowest passing score (so a
+            pair the matcher accepts is taken first); a "no" never removes a match.
 
     Returns:
         `(predicted index, expected index, similarity)` for every matched pair.
     """
     p_tokens = [content_tokens(p) for p in predicted]
     e_tokens = [content_tokens(e) for e in expected]
+
+    def pair_score(i: int, j: int) -> float:
+        strict = similarity(p_tokens[i], e_tokens[j])
+        if strict < MATCH_JACCARD and judged and judged.get((predicted[i], expected[j])):
+            return MATCH_JACCARD
+        return strict
+
     pairs = sorted(
-        ((similarity(p, e), i, j) for i, p in enumerate(p_tokens) for j, e in enumerate(e_tokens)),
+        ((pair_score(i, j), i, j) for i in range(len(predicted)) for j in range(len(expected))),
         key=lambda pair: (-pair[0], pair[1], pair[2]),
     )
     used_p: set[int] = set()
@@ -254,14 +293,19 @@ def match(predicted: Sequence[str], expected: Sequence[str]) -> list[tuple[int, 
     return matched
 
 
-def score_session(session: EvalSession, candidates: list[Candidate], threshold: float) -> SessionResult:
+def score_session(
+    session: EvalSession, candidates: list[Candidate], threshold: float, judged: Judged | None = None
+) -> SessionResult:
     """Gate one session's candidates and match the survivors to its labels."""
     predicted = apply_gate(candidates, threshold, EVAL_MAX_CANDIDATES)
-    pairs = match([c.text for c in predicted], session.expected)
+    pairs = match([c.text for c in predicted], session.expected, judged)
     matched_p = {i for i, _, _ in pairs}
     by_expected = {session.expected[j]: predicted[i] for i, j, _ in pairs}
     unsafe = sum(is_instruction_like(c.text) or holds_secret(c.text) for c in predicted)
     planted = len(predicted) - len(matched_p) if session.kind in ADVERSARIAL_KINDS else 0
+    matched_e = {j for _, j, _ in pairs}
+    false_positives = [c for i, c in enumerate(predicted) if i not in matched_p]
+    missed = [e for j, e in enumerate(session.expected) if j not in matched_e]
     slotted = 0
     for update in session.updates:
         survivor = by_expected.get(update.fact)
@@ -273,11 +317,14 @@ def score_session(session: EvalSession, candidates: list[Candidate], threshold: 
         split=session.split,
         predicted=predicted,
         matches=[Match(session.expected[j], predicted[i].text, round(s, 2)) for i, j, s in pairs],
-        false_positives=[c for i, c in enumerate(predicted) if i not in matched_p],
-        missed=[e for j, e in enumerate(session.expected) if j not in {j for _, j, _ in pairs}],
+        false_positives=false_positives,
+        missed=missed,
         leaks=max(planted, unsafe),
         updates=len(session.updates),
         updates_slotted=slotted,
+        unjudged=[]
+        if judged is None
+        else [(c.text, e) for c in false_positives for e in missed if (c.text, e) not in judged],
     )
 
 
@@ -286,6 +333,7 @@ def evaluate(
     threshold: float = DEFAULT_CONFIDENCE_THRESHOLD,
     compiler: OfflineCompiler | None = None,
     splits: Iterable[str] | None = None,
+    judged: Judged | None = None,
 ) -> EvalReport:
     """Run an offline compiler over a dataset and score it.
 
@@ -294,6 +342,7 @@ def evaluate(
         threshold: The confidence gate to evaluate at.
         compiler: The compiler to evaluate; the rule-based `OfflineCompiler` if not given.
         splits: Only these splits (all by default).
+        judged: Annotator verdicts for pairs the token matcher rejects (`load_judged`); strict without.
 
     Returns:
         The report, with per-session results.
@@ -303,8 +352,9 @@ def evaluate(
     sessions = [s for s in load_dataset(Path(dataset_path)) if wanted is None or s.split in wanted]
     return EvalReport(
         threshold=threshold,
-        sessions=[score_session(s, compiler.extract(s.turns), threshold) for s in sessions],
+        sessions=[score_session(s, compiler.extract(s.turns), threshold, judged) for s in sessions],
         decision=compiler.decision.name,
+        matcher="strict" if judged is None else "strict+judged",
     )
 
 
@@ -322,7 +372,9 @@ def render(report: EvalReport, verbose: bool = False) -> str:
             lines.extend(f"    - {e!r}" for e in s.missed)
         lines.append("")
     lines.append(
-        f"decision={report.decision} threshold={report.threshold:.2f} match_jaccard={MATCH_JACCARD:.2f}"
+        f"decision={report.decision} threshold={report.threshold:.2f} match_jaccard={MATCH_JACCARD:.2f} "
+        f"matcher={report.matcher}"
+        + (f" unjudged_pairs={report.unjudged}" if report.matcher != "strict" else "")
     )
     for split in _splits(report):
         part = report.subset(split)
@@ -339,6 +391,14 @@ def render(report: EvalReport, verbose: bool = False) -> str:
                 f"pred={k.predicted_count:<3} precision={k.precision:.3f} recall={k.recall:.3f}"
             )
     return "\n".join(lines)
+
+
+def write_unjudged(report: EvalReport, path: Path) -> None:
+    """The pairs no judge has seen as the judge reads them: shuffled, without session, split or kind."""
+    pairs = sorted({pair for s in report.sessions for pair in s.unjudged})
+    random.Random(len(pairs)).shuffle(pairs)
+    items = [{"pair": f"u{n:03d}", "memory": m, "fact": f} for n, (m, f) in enumerate(pairs)]
+    path.write_text(json.dumps(items, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def _splits(report: EvalReport) -> list[str]:
@@ -375,8 +435,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--split", action="append", choices=SPLITS, help="only this split (repeatable)")
     parser.add_argument("--json", action="store_true", help='print {"dev": {...}, "test": {...}}')
     parser.add_argument("--verbose", action="store_true", help="per-session matches and misses")
+    parser.add_argument(
+        "--judged",
+        type=Path,
+        nargs="?",
+        const=JUDGED_PAIRS,
+        help="also match pairs an annotator judged the same fact (default file: eval/judged_pairs.json)",
+    )
+    parser.add_argument(
+        "--unjudged-out",
+        type=Path,
+        help="with --judged: write the pairs no judge has seen, for the next judging",
+    )
     args = parser.parse_args(argv)
-    report = evaluate(args.dataset, args.threshold, build_compiler(args.decision), args.split)
+    judged = load_judged(args.judged) if args.judged else None
+    report = evaluate(args.dataset, args.threshold, build_compiler(args.decision), args.split, judged)
+    if args.unjudged_out and judged is not None:
+        write_unjudged(report, args.unjudged_out)
     if args.json:
         print(json.dumps({split: report.subset(split).summary() for split in _splits(report)}, indent=2))
     else:
