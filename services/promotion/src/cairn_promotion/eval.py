@@ -448,9 +448,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="with --judged: write the pairs no judge has seen, for the next judging",
     )
     args = parser.parse_args(argv)
+    if args.unjudged_out and not args.judged:
+        parser.error("--unjudged-out needs --judged (the verdicts that say which pairs are new)")
     judged = load_judged(args.judged) if args.judged else None
     report = evaluate(args.dataset, args.threshold, build_compiler(args.decision), args.split, judged)
-    if args.unjudged_out and judged is not None:
+    if args.unjudged_out:
         write_unjudged(report, args.unjudged_out)
     if args.json:
         print(json.dumps({split: report.subset(split).summary() for split in _splits(report)}, indent=2))
