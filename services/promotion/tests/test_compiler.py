@@ -19,11 +19,15 @@ from cairn_promotion.compiler import (
 from cairn_promotion.eval import (
     DEFAULT_DATASET,
     JUDGED_PAIRS,
+    EvalReport,
+    Match,
+    SessionResult,
     evaluate,
     load_dataset,
     load_judged,
     main,
     match,
+    paired_differences,
 )
 from cairn_promotion.offline import OfflineCompiler
 from cairn_promotion.rewrite import normalise
@@ -600,6 +604,68 @@ class TestEval:
         assert set(summary["by_kind"]) >= KINDS
         assert all(set(v) == {"precision", "recall"} for v in summary["by_kind"].values())
 
+    def test_intervals_bracket_the_point_estimates_and_are_reproducible(self) -> None:
+        part = evaluate(DEFAULT_DATASET, GATE).subset("test")
+        ci = part.intervals()
+        for name, point in (("precision", part.precision), ("recall", part.recall), ("f1", part.f1)):
+            low, high = ci[name]
+            assert low < point < high  # ~100 sessions of mixed outcomes: the interval has width
+        assert part.intervals() == ci  # the seed is fixed
+        assert part.summary()["ci95"] == ci
+
+    def test_identical_sessions_give_a_point_interval(self) -> None:
+        survivor = Candidate(text="The user lives in Lisbon", confidence=0.9, tags=["fact"])
+        hit = Match(expected="The user lives in Lisbon", predicted=survivor.text, similarity=1.0)
+        stray = Candidate(text="It passes locally", confidence=0.7, tags=["fact"])
+        session = SessionResult(
+            id="s", kind="personal", split="test", predicted=[survivor, stray], matches=[hit],
+            false_positives=[stray], missed=["The user's sister is named Ana"],
+        )  # fmt: skip
+        ci = EvalReport(GATE, [session] * 5).intervals(resamples=50)
+        assert ci == {"precision": [0.5, 0.5], "recall": [0.5, 0.5], "f1": [0.5, 0.5]}
+        assert EvalReport(GATE, []).intervals()["precision"] == [1.0, 1.0]
+
+    def test_paired_differences_measure_the_change_alone(self) -> None:
+        report = evaluate(DEFAULT_DATASET, GATE).subset("dev")
+        same = paired_differences(report, report)
+        assert all(d == {"difference": 0.0, "ci95": [0.0, 0.0]} for d in same.values())
+        # Dropping every false positive can only raise precision, on every resample.
+        cleaned = EvalReport(
+            GATE,
+            [
+                SessionResult(
+                    id=s.id,
+                    kind=s.kind,
+                    split=s.split,
+                    predicted=[c for c in s.predicted if c not in s.false_positives],
+                    matches=s.matches,
+                    false_positives=[],
+                    missed=s.missed,
+                )  # fmt: skip
+                for s in report.sessions
+            ],
+        )
+        better = paired_differences(cleaned, report)["precision"]
+        assert better["difference"] == round(1.0 - report.precision, 3) > 0
+        assert 0 <= better["ci95"][0] <= better["ci95"][1]
+        with pytest.raises(ValueError, match="same sessions"):
+            paired_differences(report, evaluate(DEFAULT_DATASET, GATE).subset("test"))
+
+    def test_cli_prints_paired_differences_against_a_baseline_gate(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        assert main(["--decision", "rules", "--split", "dev", "--baseline-threshold", "0.9"]) == 0
+        out = capsys.readouterr().out
+        assert "dev   minus baseline, paired 95% CI: precision=" in out
+        assert main(["--json", "--decision", "rules", "--split", "dev", "--baseline-threshold", "0.9"]) == 0
+        diff = json.loads(capsys.readouterr().out)["dev"]["minus_baseline"]
+        assert set(diff) == {"precision", "recall", "f1"}
+        assert diff["recall"]["difference"] >= 0  # a lower gate keeps at least what a higher one keeps
+
+    def test_cli_refuses_an_artifact_it_cannot_load(self, tmp_path: Path) -> None:
+        with pytest.raises(SystemExit, match="unavailable"):
+            main(["--artifact", str(tmp_path / "missing.json")])
+
     def test_match_is_one_to_one_and_greedy(self) -> None:
         predicted = ["The user prefers dark mode", "The user prefers dark mode in the editor"]
         expected = ["The user prefers dark mode in the editor"]
@@ -650,6 +716,7 @@ class TestEval:
         assert "test  sessions=" in out
         assert "leaks=" in out
         assert "empty_rate=" in out
+        assert "95% CI, sessions resampled: precision=[" in out
 
     def test_cli_json_is_one_object_per_split(self, capsys: pytest.CaptureFixture[str]) -> None:
         assert main(["--json", "--decision", "rules"]) == 0

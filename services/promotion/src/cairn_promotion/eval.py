@@ -16,6 +16,10 @@ survivor to state the label's fact (`eval/judged_pairs.json`, blind to split and
 wording the token matcher cannot see. Pairs no judge has seen stay strict, and the report says how many
 there are (`--unjudged-out PATH` writes them in the judge's input format).
 
+Every split also gets 95% intervals from a session bootstrap (`ci95`), and `--baseline-threshold` /
+`--baseline-artifact` print a second compiler's paired differences on the same sessions: how wide a
+figure is, and whether a change shows beyond the sessions' own spread.
+
 Leaks: survivors in injection, secrets and exfiltration sessions that match no label, plus any survivor
 anywhere that trips the hard safety rules. Empty rate: the share of sessions with nothing durable
 (no labels) that promote nothing. Updates: labelled new values whose matched survivor carries the slot
@@ -30,6 +34,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from cairn_contracts.promotion import Candidate, Turn
 from cairn_promotion.compiler import DEFAULT_CONFIDENCE_THRESHOLD, apply_gate
@@ -48,6 +55,9 @@ DEFAULT_DATASET = EVAL_DIR / "dataset_v2.json"
 JUDGED_PAIRS = EVAL_DIR / "judged_pairs.json"
 # The eval looks at every survivor: the production cap would hide false positives.
 EVAL_MAX_CANDIDATES = 1_000
+# Session bootstrap: resamples and seed of the 95% intervals (fixed, so a report is reproducible).
+BOOTSTRAP_RESAMPLES = 2_000
+BOOTSTRAP_SEED = 15
 ADVERSARIAL_KINDS = frozenset({"injection", "secrets", "exfiltration"})
 SPLITS = ("dev", "test")
 
@@ -198,7 +208,65 @@ class EvalReport:
             "decision": self.decision,
             "matcher": self.matcher,
             **({"unjudged": self.unjudged} if self.matcher != "strict" else {}),
+            "ci95": self.intervals(),
         }
+
+    def intervals(
+        self, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
+    ) -> dict[str, list[float]]:
+        """95% percentile intervals of precision, recall and F1 over sessions drawn with replacement.
+
+        The session is the unit drawn, not the fact: facts of one session share its style and speaker,
+        so drawing facts alone would make the intervals too narrow. With ~100 sessions a split's
+        interval is several points wide; a change smaller than that is not shown by one split."""
+        if not self.sessions:
+            return {"precision": [1.0, 1.0], "recall": [1.0, 1.0], "f1": [0.0, 0.0]}
+        draws = np.random.default_rng(seed).integers(0, len(self.sessions), (resamples, len(self.sessions)))
+        return {
+            name: [round(float(v), 3) for v in np.percentile(values, [2.5, 97.5])]
+            for name, values in _resampled(self, draws).items()
+        }
+
+
+def paired_differences(
+    candidate: EvalReport,
+    baseline: EvalReport,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> dict[str, dict[str, float | list[float]]]:
+    """Candidate minus baseline in precision, recall and F1 on the same sessions, with a paired 95%
+    interval: each resample draws sessions once and scores both on them, so what the two share (the
+    sessions' difficulty) cancels and the interval measures the change alone. An interval that holds 0
+    means these sessions do not show the change."""
+    if [s.id for s in candidate.sessions] != [s.id for s in baseline.sessions]:
+        raise ValueError("a paired comparison needs both reports over the same sessions, in order")
+    draws = np.random.default_rng(seed).integers(
+        0, max(1, len(candidate.sessions)), (resamples, len(candidate.sessions))
+    )
+    metrics = [_resampled(report, draws) for report in (candidate, baseline)]
+    return {
+        name: {
+            "difference": round(getattr(candidate, name) - getattr(baseline, name), 3),
+            "ci95": [
+                round(float(v), 3) for v in np.percentile(metrics[0][name] - metrics[1][name], [2.5, 97.5])
+            ],
+        }
+        for name in ("precision", "recall", "f1")
+    }
+
+
+def _resampled(report: EvalReport, draws: npt.NDArray[np.int64]) -> dict[str, npt.NDArray[np.float64]]:
+    """Precision, recall and F1 of `report` on each row of session indexes in `draws`, with the point
+    estimates' conventions: nothing predicted is precise, nothing expected is recalled."""
+    counts = np.array(
+        [(len(s.matches), len(s.predicted), s.expected_count) for s in report.sessions], dtype=np.float64
+    ).reshape(-1, 3)
+    tp, predicted, expected = (counts[draws, column].sum(axis=1) for column in range(3))
+    precision = np.divide(tp, predicted, out=np.ones_like(tp), where=predicted > 0)
+    recall = np.divide(tp, expected, out=np.ones_like(tp), where=expected > 0)
+    total = precision + recall
+    f1 = np.divide(2 * precision * recall, total, out=np.zeros_like(tp), where=total > 0)
+    return {"precision": precision, "recall": recall, "f1": f1}
 
 
 def load_dataset(path: Path) -> list[EvalSession]:
@@ -384,6 +452,11 @@ def render(report: EvalReport, verbose: bool = False) -> str:
             f"recall={part.recall:.3f} f1={part.f1:.3f} leaks={part.leaks} empty_rate={part.empty_rate:.3f} "
             f"updates={slotted}/{total}"
         )
+        ci = part.intervals()
+        lines.append(
+            "      95% CI, sessions resampled: "
+            + " ".join(f"{name}=[{low:.3f}, {high:.3f}]" for name, (low, high) in ci.items())
+        )
         for kind in sorted(part.kinds()):
             k = part.of_kind(kind)
             lines.append(
@@ -406,18 +479,28 @@ def _splits(report: EvalReport) -> list[str]:
     return [s for s in SPLITS if s in found] + [s for s in found if s not in SPLITS]
 
 
-def build_compiler(decision: str) -> OfflineCompiler:
-    """The offline compiler with the named decision ("auto": the learned one when its artifact loads)."""
+def build_compiler(decision: str, artifact: Path | None = None) -> OfflineCompiler:
+    """The offline compiler with the named decision ("auto": the learned one when its artifact loads);
+    `artifact` is a `durable_model.json` other than the shipped one (`train_durable.py --out`)."""
     if decision == "rules":
         return OfflineCompiler()
-    from cairn_promotion.learned import LearnedDecision, load_default_decision  # loads onnxruntime
+    from cairn_promotion.learned import ARTIFACT, LearnedDecision, load_default_decision  # onnxruntime
 
-    learned: LearnedDecision | None = load_default_decision()
+    learned: LearnedDecision | None = load_default_decision(artifact=artifact or ARTIFACT)
     if learned is None:
-        if decision == "learned":
+        if decision == "learned" or artifact is not None:
             raise SystemExit("the learned decision's artifact or the local embedder is unavailable")
         return OfflineCompiler()
     return OfflineCompiler(learned)
+
+
+def render_differences(split: str, differences: Mapping[str, Mapping[str, Any]]) -> str:
+    """One line per split: candidate minus baseline, with the paired interval."""
+    parts = [
+        f"{name}={d['difference']:+.3f} [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}]"
+        for name, d in differences.items()
+    ]
+    return f"{split:<5} minus baseline, paired 95% CI: " + " ".join(parts)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -447,17 +530,45 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         help="with --judged: write the pairs no judge has seen, for the next judging",
     )
+    parser.add_argument("--artifact", type=Path, help="evaluate this durable_model.json, not the shipped one")
+    parser.add_argument(
+        "--baseline-artifact", type=Path, help="also score this model and print the paired differences"
+    )
+    parser.add_argument(
+        "--baseline-threshold", type=float, help="also score this gate and print the paired differences"
+    )
     args = parser.parse_args(argv)
     if args.unjudged_out and not args.judged:
         parser.error("--unjudged-out needs --judged (the verdicts that say which pairs are new)")
     judged = load_judged(args.judged) if args.judged else None
-    report = evaluate(args.dataset, args.threshold, build_compiler(args.decision), args.split, judged)
+    compiler = build_compiler(args.decision, args.artifact)
+    report = evaluate(args.dataset, args.threshold, compiler, args.split, judged)
+    baseline = None
+    if args.baseline_artifact is not None or args.baseline_threshold is not None:
+        other = (
+            compiler
+            if args.baseline_artifact is None
+            else build_compiler(args.decision, args.baseline_artifact)
+        )
+        threshold = args.threshold if args.baseline_threshold is None else args.baseline_threshold
+        baseline = evaluate(args.dataset, threshold, other, args.split, judged)
     if args.unjudged_out:
         write_unjudged(report, args.unjudged_out)
+    splits = _splits(report)
+    differences = (
+        {split: paired_differences(report.subset(split), baseline.subset(split)) for split in splits}
+        if baseline is not None
+        else {}
+    )
     if args.json:
-        print(json.dumps({split: report.subset(split).summary() for split in _splits(report)}, indent=2))
+        out = {split: report.subset(split).summary() for split in splits}
+        for split, diff in differences.items():
+            out[split]["minus_baseline"] = diff
+        print(json.dumps(out, indent=2))
     else:
         print(render(report, args.verbose))
+        for split, diff in differences.items():
+            print(render_differences(split, diff))
     return 0
 
 

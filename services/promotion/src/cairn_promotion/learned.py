@@ -174,14 +174,15 @@ class LearnedDecision:
         ]
 
 
-def load_default_decision(threads: int = 1) -> LearnedDecision | None:
-    """The shipped model with the bundled local embedder, or None when either cannot be loaded.
+def load_default_decision(threads: int = 1, artifact: Path = ARTIFACT) -> LearnedDecision | None:
+    """The shipped model (or `artifact`) with the bundled local embedder, or None when either cannot be
+    loaded.
 
     Blocking (the embedder may build its ONNX file, about 10 s the first time): from async code call
     it through `asyncio.to_thread`.
     """
     try:
-        model = DurableModel.load()
+        model = DurableModel.load(artifact)
         from cairn_embeddings import EmbeddingSettings, LocalOnnxEmbedder
 
         settings = EmbeddingSettings()
