@@ -106,6 +106,9 @@ def test_time_bound_facts_are_dated_only_when_the_turn_has_a_date() -> None:
         "-----BEGIN OPENSSH PRIVATE KEY-----",
         "AKIAIOSFODNN7EXAMPLE is the key id",
         "backup codes for 2FA: 8821-4410",
+        "Acct # 88120457, portal pw is Tulip!2024 if u need it",  # an independent writer's held-out session
+        "wifi pass: cabbage-42",
+        "root pwd hunter2",
     ],
 )
 def test_credential_shapes_are_secrets(text: str) -> None:
@@ -113,7 +116,14 @@ def test_credential_shapes_are_secrets(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["We'll pin asyncpg to 0.29", "The staging DB is on port 6543", "Order 99120"]
+    "text",
+    [
+        "We'll pin asyncpg to 0.29",
+        "The staging DB is on port 6543",
+        "Order 99120",
+        "The tests pass on CI",
+        "I passed the bar exam",
+    ],
 )
 def test_ordinary_facts_are_not_secrets(text: str) -> None:
     assert not holds_secret(text)

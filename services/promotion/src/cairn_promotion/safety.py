@@ -58,6 +58,8 @@ _SECRET = re.compile(
     r"\b(?:password|passwd|passphrase|pass\s*code|api[-_\s]?key|secret(?:\s+key)?|private\s+key|"
     r"seed\s+phrase|access\s+token|auth\s+token|bearer\s+token|pin\s+code|ssh\s+key|cvv|iban|bank\s+account|"
     r"routing\s+number|"
+    # Typed in a hurry: "portal pw is Tulip!2024", "wifi pass: ...", "root pwd".
+    r"pwd?|p/w|pword|(?:wifi|wi-fi|portal|login|admin|root|router|account|email|vpn)\s+pass|"
     r"wallet|(?-i:PINs?)|(?:my|bank|card|sim|phone)\s+pin|pin\s+(?:code|number)|unlock\s+code|passcode|backup\s+codes?|recovery\s+codes?|2fa\s+codes?|otp|"
     r"one[-\s]time\s+code|security\s+code|card\s+number|credit\s+card|debit\s+card|"
     r"(?:[A-Z_]*_)?(?:TOKEN|SECRET|PASSWORD|API_KEY|ACCESS_KEY)(?:_[A-Z_]*)?)\b",
