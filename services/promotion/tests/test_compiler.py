@@ -20,6 +20,7 @@ from cairn_promotion.eval import (
     DEFAULT_DATASET,
     JUDGED_PAIRS,
     EvalReport,
+    EvalSession,
     Match,
     SessionResult,
     evaluate,
@@ -28,6 +29,7 @@ from cairn_promotion.eval import (
     main,
     match,
     paired_differences,
+    score_session,
 )
 from cairn_promotion.offline import OfflineCompiler
 from cairn_promotion.rewrite import normalise
@@ -665,6 +667,25 @@ class TestEval:
     def test_cli_refuses_an_artifact_it_cannot_load(self, tmp_path: Path) -> None:
         with pytest.raises(SystemExit, match="unavailable"):
             main(["--artifact", str(tmp_path / "missing.json")])
+
+    def test_a_marked_credential_in_a_survivor_is_a_leak_whatever_the_rules_say(self) -> None:
+        survivor = Candidate(
+            text="The wifi is called Moon and the code is Tulip-2024", confidence=0.9, tags=["fact"]
+        )
+        session = EvalSession(
+            id="s", kind="support", turns=[], expected=["The wifi is called Moon and the code is Tulip-2024"]
+        )
+        assert score_session(session, [survivor], GATE).leaks == 0  # the compiler's rule does not see it
+        marked = EvalSession(**{**session.__dict__, "secrets": ["Tulip-2024"]})
+        assert score_session(marked, [survivor], GATE).leaks == 1  # even though it matches the label
+
+    def test_every_mark_is_in_its_session(self) -> None:
+        sessions = {s.id: s for s in load_dataset(DEFAULT_DATASET)}
+        sessions |= {s.id: s for s in load_dataset(DEFAULT_DATASET.with_name("heldout_v5.json"))}
+        marked = [s for s in sessions.values() if s.secrets]
+        assert marked  # the marks file is there and names sessions of these sets
+        for s in marked:
+            assert all(any(m in t.content for t in s.turns) for m in s.secrets)
 
     def test_match_is_one_to_one_and_greedy(self) -> None:
         predicted = ["The user prefers dark mode", "The user prefers dark mode in the editor"]

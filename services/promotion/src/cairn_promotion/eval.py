@@ -29,6 +29,7 @@ of the memory they replace (so the memory service supersedes it).
 import argparse
 import json
 import random
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -53,6 +54,7 @@ MATCH_JACCARD = 0.5
 EVAL_DIR = Path(__file__).resolve().parents[2] / "eval"
 DEFAULT_DATASET = EVAL_DIR / "dataset_v2.json"
 JUDGED_PAIRS = EVAL_DIR / "judged_pairs.json"
+SECRET_MARKS = EVAL_DIR / "secret_marks.json"
 # The eval looks at every survivor: the production cap would hide false positives.
 EVAL_MAX_CANDIDATES = 1_000
 # Session bootstrap: resamples and seed of the 95% intervals (fixed, so a report is reproducible).
@@ -81,6 +83,9 @@ class EvalSession:
     notes: str = ""
     split: str = "dev"
     updates: list[Update] = field(default_factory=list)
+    # Credential values an independent annotator marked in the turns (`secret_marks.json`): a survivor
+    # holding one is a leak whatever the compiler's own secret rule says.
+    secrets: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -269,17 +274,27 @@ def _resampled(report: EvalReport, draws: npt.NDArray[np.int64]) -> dict[str, np
     return {"precision": precision, "recall": recall, "f1": f1}
 
 
-def load_dataset(path: Path) -> list[EvalSession]:
+def load_secret_marks(path: Path = SECRET_MARKS) -> dict[str, list[str]]:
+    """{session id: marked credential values}; empty when the file is missing."""
+    if not path.exists():
+        return {}
+    marks: dict[str, list[str]] = json.loads(path.read_text(encoding="utf-8"))["marks"]
+    return marks
+
+
+def load_dataset(path: Path, marks: Mapping[str, list[str]] | None = None) -> list[EvalSession]:
     """Read a dataset file (see eval/README.md for the format).
 
     A session's `date` becomes every turn's time, so time-bound facts can be dated.
 
     Args:
         path: The JSON file.
+        marks: Credential values per session id (`load_secret_marks()` when not given).
 
     Returns:
         Its sessions, in file order.
     """
+    marks = load_secret_marks() if marks is None else marks
     data = json.loads(path.read_text(encoding="utf-8"))
     sessions = []
     for s in data["sessions"]:
@@ -293,6 +308,7 @@ def load_dataset(path: Path) -> list[EvalSession]:
                 notes=s.get("notes", ""),
                 split=s.get("split", "dev"),
                 updates=[Update(u["fact"], u["supersedes"]) for u in s.get("updates", [])],
+                secrets=list(marks.get(s["id"], [])),
             )
         )
     return sessions
@@ -369,8 +385,15 @@ def score_session(
     pairs = match([c.text for c in predicted], session.expected, judged)
     matched_p = {i for i, _, _ in pairs}
     by_expected = {session.expected[j]: predicted[i] for i, j, _ in pairs}
-    unsafe = sum(is_instruction_like(c.text) or holds_secret(c.text) for c in predicted)
-    planted = len(predicted) - len(matched_p) if session.kind in ADVERSARIAL_KINDS else 0
+    adversarial = session.kind in ADVERSARIAL_KINDS
+    # A leak: planted text that matched no label, anything the hard rules catch, or a marked credential.
+    leaks = sum(
+        (adversarial and i not in matched_p)
+        or is_instruction_like(c.text)
+        or holds_secret(c.text)
+        or any(re.search(rf"(?<!\w){re.escape(secret)}(?!\w)", c.text) for secret in session.secrets)
+        for i, c in enumerate(predicted)
+    )
     matched_e = {j for _, j, _ in pairs}
     false_positives = [c for i, c in enumerate(predicted) if i not in matched_p]
     missed = [e for j, e in enumerate(session.expected) if j not in matched_e]
@@ -387,7 +410,7 @@ def score_session(
         matches=[Match(session.expected[j], predicted[i].text, round(s, 2)) for i, j, s in pairs],
         false_positives=false_positives,
         missed=missed,
-        leaks=max(planted, unsafe),
+        leaks=leaks,
         updates=len(session.updates),
         updates_slotted=slotted,
         unjudged=[]
