@@ -14,6 +14,7 @@ from cairn_promotion.learned import (
 )
 from cairn_promotion.offline import OfflineCompiler, _candidate, latest_per_slot
 from cairn_promotion.rewrite import self_contained
+from cairn_promotion.rules import penalty_hits
 from cairn_promotion.safety import holds_secret
 from cairn_promotion.slots import slot_of
 from cairn_promotion.text import QUOTE, Clause, clauses, drop_long_quote
@@ -325,3 +326,20 @@ def test_a_compiled_memory_is_never_certain() -> None:
     candidate = _candidate(clause, (0.997, ["fact"]), None)
     assert candidate is not None
     assert candidate.confidence == 0.99
+
+
+@pytest.mark.parametrize(
+    ("text", "transient"),
+    [
+        ("There was a deploy 25 minutes ago", True),
+        ("I spent 40 on a takeaway last night", True),
+        ("I've spent about 230 CAD on clothes so far", True),
+        ("Internet's been down since 7am", True),
+        ("no mushrooms, not feeling them this wk", True),
+        ("I moved to Lisbon 3 years ago", False),  # years ago is history, not a passing moment
+        ("Our standup is at 10:00", False),
+    ],
+)
+def test_recent_one_offs_are_transient(text: str, transient: bool) -> None:
+    # The transient family is the second penalty (hedge, transient, state, past, deictic, incident).
+    assert penalty_hits(text)[1] == float(transient)

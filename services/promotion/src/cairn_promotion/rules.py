@@ -186,7 +186,10 @@ _PENALTIES: tuple[tuple[float, re.Pattern[str]], ...] = tuple(
         (
             -0.4,
             r"\b(?:right now|at the moment|today|tonight|this (?:morning|afternoon|evening|week|time)|"
-            r"tomorrow|yesterday|just now|for now|temporarily|for this (?:one|task|session|trip only))\b",
+            r"tomorrow|yesterday|just now|for now|temporarily|for this (?:one|task|session|trip only)|"
+            # Recent one-offs told in passing: "a deploy 25 minutes ago", "last night", "so far".
+            r"last night|so far|this (?:weekend|wk)|rn|atm|\d+\s*(?:minutes?|mins?|hours?|hrs?|days?)\s+ago|"
+            r"since \d{1,2}\s*(?:am|pm))\b",
         ),
         (
             -0.5,
