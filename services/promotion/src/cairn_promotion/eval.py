@@ -226,7 +226,7 @@ class EvalReport:
         interval is several points wide; a change smaller than that is not shown by one split."""
         if not self.sessions:
             return {"precision": [1.0, 1.0], "recall": [1.0, 1.0], "f1": [0.0, 0.0]}
-        draws = np.random.default_rng(seed).integers(0, len(self.sessions), (resamples, len(self.sessions)))
+        draws = _draws(len(self.sessions), resamples, seed)
         return {
             name: [round(float(v), 3) for v in np.percentile(values, [2.5, 97.5])]
             for name, values in _resampled(self, draws).items()
@@ -245,9 +245,7 @@ def paired_differences(
     means these sessions do not show the change."""
     if [s.id for s in candidate.sessions] != [s.id for s in baseline.sessions]:
         raise ValueError("a paired comparison needs both reports over the same sessions, in order")
-    draws = np.random.default_rng(seed).integers(
-        0, max(1, len(candidate.sessions)), (resamples, len(candidate.sessions))
-    )
+    draws = _draws(len(candidate.sessions), resamples, seed)
     metrics = [_resampled(report, draws) for report in (candidate, baseline)]
     return {
         name: {
@@ -258,6 +256,11 @@ def paired_differences(
         }
         for name in ("precision", "recall", "f1")
     }
+
+
+def _draws(sessions: int, resamples: int, seed: int) -> npt.NDArray[np.int64]:
+    """`resamples` rows of `sessions` session indexes drawn with replacement (seeded: reproducible)."""
+    return np.random.default_rng(seed).integers(0, max(1, sessions), (resamples, sessions))
 
 
 def _resampled(report: EvalReport, draws: npt.NDArray[np.int64]) -> dict[str, npt.NDArray[np.float64]]:
