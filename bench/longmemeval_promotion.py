@@ -4,7 +4,8 @@ Per question, one subject: its answer sessions plus a seeded sample of its other
 session turns (one Cairn session per haystack session, in date order), each session is promoted through
 the gateway (Temporal workflow, offline compiler, memory service), and the question is recalled against
 that subject's promoted memories only. The same sessions' raw turns, written as long-term memories of a
-second subject (`"<role>: <content>"`, cut to the 16 KiB text limit), are the baseline.
+second subject (`"<role>: <content>"`, cut to the 16 KiB text limit), are the baseline, recalled through
+Cairn and, in the same run, ranked by BM25 (`longmemeval.BM25`, the retrieval bench's baseline).
 
 Only question types whose answer is stated in a user turn are used: `single-session-user` and
 `knowledge-update` (for the latter the newest value is the answer). The others are left out because the
@@ -32,6 +33,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from longmemeval import BM25
 from temporalio.client import Client
 
 from cairn_promotion.text import content_tokens
@@ -111,14 +113,16 @@ async def promote_question(
     return totals
 
 
-async def write_raw(bench: Bench, key: str, sessions: list[tuple[str, list[dict[str, str]]]]) -> int:
+async def write_raw(bench: Bench, key: str, sessions: list[tuple[str, list[dict[str, str]]]]) -> list[str]:
+    """The sessions' turns written as long-term memories; returns their texts."""
+
     async def write(text: str) -> None:
         r = await bench.http.post("/api/v1/memory", headers=bench.auth(key), json={"text": text})
         r.raise_for_status()
 
     texts = [cut(f"{t['role']}: {t['content']}", TEXT_MAX_BYTES) for _, turns in sessions for t in turns]
     await gather_limited(8, [write(t) for t in texts])
-    return len(texts)
+    return texts
 
 
 async def top_texts(bench: Bench, key: str, question: str, source: str) -> list[str]:
@@ -161,12 +165,15 @@ async def run(limit: int, others: int, data: Path = DATA) -> None:
             promo_key = await bench.agent_key(tenant, f"promo-{q['question_id']}")
             raw_key = await bench.agent_key(tenant, f"raw-{q['question_id']}")
             totals = await promote_question(bench, temporal, promo_key, sessions)
-            raw_total += await write_raw(bench, raw_key, sessions)
+            raw_texts = await write_raw(bench, raw_key, sessions)
+            raw_total += len(raw_texts)
             await wait_embedded(bench, [promo_key, raw_key])
             promoted = await top_texts(bench, promo_key, q["question"], "promoted")
             raw = await top_texts(bench, raw_key, q["question"], "explicit")
             p_verbatim, p_covered = found(str(q["answer"]), promoted)
             r_verbatim, r_covered = found(str(q["answer"]), raw)
+            bm25 = [raw_texts[i] for i in BM25(raw_texts).top(q["question"], TOP)]
+            b_verbatim, b_covered = found(str(q["answer"]), bm25)
             listed = await bench.http.get(
                 "/api/v1/memory", headers=bench.auth(promo_key), params={"source": "promoted", "limit": 100}
             )
@@ -177,6 +184,8 @@ async def run(limit: int, others: int, data: Path = DATA) -> None:
                 "promoted_covered": p_covered,
                 "raw_verbatim": r_verbatim,
                 "raw_covered": r_covered,
+                "bm25_verbatim": b_verbatim,
+                "bm25_covered": b_covered,
             }
             for group in ("all", q["question_type"]):
                 rows[group].append(row)
@@ -187,7 +196,7 @@ async def run(limit: int, others: int, data: Path = DATA) -> None:
         "turns written as memories"
     )
     print(f"share of questions whose answer is in the top {TOP} (verbatim / all answer words in one memory):")
-    print(f"{'type':<22} {'n':>3}  {'promoted':>17}  {'raw turns':>17}")
+    print(f"{'type':<22} {'n':>3}  {'promoted':>17}  {'raw turns':>17}  {'raw turns, BM25':>17}")
     for group, group_rows in rows.items():
 
         def share(metric: str, r: list[dict[str, bool]] = group_rows) -> float:
@@ -195,7 +204,8 @@ async def run(limit: int, others: int, data: Path = DATA) -> None:
 
         print(
             f"{group:<22} {len(group_rows):>3}  {share('promoted_verbatim'):>7.2f} / {share('promoted_covered'):>5.2f}  "
-            f"{share('raw_verbatim'):>7.2f} / {share('raw_covered'):>5.2f}"
+            f"{share('raw_verbatim'):>7.2f} / {share('raw_covered'):>5.2f}  "
+            f"{share('bm25_verbatim'):>7.2f} / {share('bm25_covered'):>5.2f}"
         )
 
 
