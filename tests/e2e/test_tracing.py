@@ -157,7 +157,11 @@ class TestTraces:
         spans = await trace_of(
             otlp,
             http_root("POST", "/api/v1/memory/recall"),
-            lambda spans: bool(db_spans(spans, "cairn-recall")),
+            # The process span ends after its database children, so it can arrive in a later batch.
+            lambda spans: (
+                bool(db_spans(spans, "cairn-recall"))
+                and any(s.name == "process cairn.v1.recall.memory" for s in spans)
+            ),
         )
         recall = [
             s for s in spans if s.service == "cairn-recall" and s.name == "process cairn.v1.recall.memory"
