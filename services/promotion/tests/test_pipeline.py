@@ -319,6 +319,43 @@ def test_learned_compiler_never_promotes_the_assistants_own_advice(learned: Lear
     assert not any("Book of the Month" in t or "running groups" in t for t in texts)
 
 
+@pytest.mark.parametrize(
+    "advice",
+    [
+        "Soak it in 1 litre of cold water in the fridge for 3-8 hours, or overnight.",
+        "| Bills (council tax, energy, water, internet, phone) | £350 |",
+        "Single-leg Romanian deadlifts (3x8) and side planks (3x20-30 s).",
+        "With a 14 km base, a long-run progression of 15, 16, 17 and 18 km is reasonable.",
+        "If you're short on time, soak for 30 minutes, then heat it slowly.",
+    ],
+)
+def test_advice_the_user_agreed_to_is_still_the_assistants(learned: LearnedDecision, advice: str) -> None:
+    # "Perfect, thanks" agrees with the reply; the recipe or the plan's table is not a fact about the user.
+    turns = [Turn(role="assistant", content=advice), Turn(role="user", content="Perfect, thanks!")]
+    assert OfflineCompiler(learned).extract(turns) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        (
+            "Earlier you decided on the OpenSubtitles 2018 Dutch subset for pretraining.",
+            "Earlier the user decided on the OpenSubtitles 2018 Dutch subset for pretraining",
+        ),
+        (
+            "Decision: we'll pin asyncpg to 0.29 until the pool bug is fixed.",
+            "Decision: we'll pin asyncpg to 0.29 until the pool bug is fixed",
+        ),
+    ],
+)
+def test_a_confirmed_recap_of_the_users_own_choice_is_kept(
+    learned: LearnedDecision, said: str, kept: str
+) -> None:
+    turns = [Turn(role="assistant", content=said), Turn(role="user", content="yes exactly, that's the one")]
+    texts = [c.text for c in OfflineCompiler(learned).extract(turns)]
+    assert kept in texts
+
+
 def test_a_compiled_memory_is_never_certain() -> None:
     clause = Clause(
         "Our staging database runs on port 6543", "Our staging database runs on port 6543", "user"

@@ -52,6 +52,16 @@ _AFFIRMATION = re.compile(
 )
 
 
+# A confirmed assistant clause is the user's only when it speaks of the user's own choices ("Earlier you
+# decided on ...", "Decision: we'll pin asyncpg"). Advice, recipes and general facts the user said "perfect"
+# to ("Soak it in cold water", "| Bills | £350 |", "About 105 for a medium banana") are the assistant's.
+_SPEAKS_FOR_THE_USER = re.compile(
+    r"^(?:(?:earlier|previously|so|then|now|as agreed|decision|decided|agreed)\b[\s,:]*)*"
+    r"(?:you|you're|you've|you'll|we|we're|we've|we'll|your|our|let's)\b",
+    re.IGNORECASE,
+)
+
+
 class DurableDecision(Protocol):
     """Decides, per clause, how likely it is to be worth remembering."""
 
@@ -178,7 +188,7 @@ def _sentence_clauses(sentence: str, role: str, confirmed: bool, referents: dict
 
 def _candidate(clause: Clause, verdict: tuple[float, list[str]], day: date | None) -> Candidate | None:
     confidence, tags = verdict
-    if clause.role == "assistant" and not clause.confirmed:
+    if clause.role == "assistant" and not (clause.confirmed and _SPEAKS_FOR_THE_USER.match(clause.text)):
         return None  # the assistant's own words are context; only what the user agreed to is a memory
     if confidence < MIN_EMIT_CONFIDENCE or is_instruction_like(clause.text) or holds_secret(clause.text):
         return None
