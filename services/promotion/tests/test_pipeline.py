@@ -5,6 +5,7 @@ from datetime import UTC, date, datetime
 import pytest
 
 from cairn_contracts.promotion import Candidate, Turn
+from cairn_promotion.compiler import DEFAULT_CONFIDENCE_THRESHOLD
 from cairn_promotion.learned import (
     DurableModel,
     LearnedDecision,
@@ -12,6 +13,7 @@ from cairn_promotion.learned import (
     cheap_features,
     load_default_decision,
 )
+from cairn_promotion.names import named_relations
 from cairn_promotion.offline import OfflineCompiler, _candidate, latest_per_slot
 from cairn_promotion.rewrite import self_contained
 from cairn_promotion.rules import penalty_hits
@@ -354,6 +356,52 @@ def test_a_confirmed_recap_of_the_users_own_choice_is_kept(
     turns = [Turn(role="assistant", content=said), Turn(role="user", content="yes exactly, that's the one")]
     texts = [c.text for c in OfflineCompiler(learned).extract(turns)]
     assert kept in texts
+
+
+@pytest.mark.parametrize(
+    ("said", "facts"),
+    [
+        ("We moved to Osaka last year to live with my partner Kenji.", ["The user's partner is named Kenji"]),
+        ("My wife Élodie got a job in Montreal.", ["The user's wife is named Élodie"]),
+        ("My brother Mateus's wedding is in Recife next spring.", ["The user's brother is named Mateus"]),
+        ("our dog Biscuit hates thunder", ["The user's dog is named Biscuit"]),
+        ("my little sister Ana Sofia lives in Porto", ["The user's sister is named Ana Sofia"]),
+        ("my son I think is coming down with something", []),
+        ("my sister is vegan", []),
+    ],
+)
+def test_a_name_said_in_passing_is_its_own_fact(said: str, facts: list[str]) -> None:
+    assert named_relations(said) == facts
+
+
+def test_a_named_relation_survives_the_one_off_that_carried_it() -> None:
+    turns = [
+        Turn(
+            role="user",
+            content="My daughter Amara is turning 7 next Saturday!",
+            at=datetime(2025, 3, 12, tzinfo=UTC),
+        )
+    ]
+    named = [c for c in OfflineCompiler().extract(turns) if "named" in c.text]
+    assert [(c.text, c.slot is not None) for c in named] == [("The user's daughter is named Amara", True)]
+    assert named[0].confidence >= DEFAULT_CONFIDENCE_THRESHOLD
+
+
+def test_a_later_name_takes_the_slot() -> None:
+    turns = [
+        Turn(role="user", content="Dinner with my partner Chris tonight."),
+        Turn(role="user", content="Update: Chris and I split up; my partner Dani moved in last month."),
+    ]
+    named = [c.text for c in OfflineCompiler().extract(turns) if "named" in c.text]
+    assert named == ["The user's partner is named Dani"]
+
+
+def test_the_assistants_names_are_not_the_users() -> None:
+    turns = [
+        Turn(role="assistant", content="My colleague Ada and my cat Pixel say hello."),
+        Turn(role="user", content="ok great"),
+    ]
+    assert not [c for c in OfflineCompiler().extract(turns) if "named" in c.text]
 
 
 def test_a_compiled_memory_is_never_certain() -> None:

@@ -19,6 +19,7 @@ from typing import Protocol
 
 from cairn_contracts.promotion import Candidate, Turn
 from cairn_promotion.compiler import DEFAULT_MAX_CHARS, DEFAULT_MAX_TURNS, READABLE_ROLES, recent_window
+from cairn_promotion.names import named_candidates
 from cairn_promotion.rewrite import remember_referent, resolve_pronoun, self_contained
 from cairn_promotion.rules import is_question, rule_score
 from cairn_promotion.safety import holds_secret, is_instruction_like, turn_is_tainted
@@ -128,6 +129,8 @@ class OfflineCompiler:
         for (clause, day), verdict in zip(found, decided, strict=True):
             if verdict is not None and (candidate := _candidate(clause, verdict, day)) is not None:
                 candidates.append(candidate)
+            if clause.role == "user":  # in reading order, so a later name takes the slot
+                candidates.extend(named_candidates(clause.text))
         return dedupe(latest_per_slot(candidates))
 
 

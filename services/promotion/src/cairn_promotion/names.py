@@ -1,0 +1,63 @@
+"""Names of the people and pets around the user, said in passing: "my partner Kenji" -> "The user's partner
+is named Kenji".
+
+A name given as an apposition outlives the sentence that carries it: "my daughter Amara is turning 7 next
+Saturday" is a one-off the decision rightly drops, yet the daughter's name is a durable fact worth a memory of
+its own (one fact per memory, self-contained, the slot of "The user's daughter is named ..." so a later name
+supersedes it). Derived only from the user's own words, never from the assistant's.
+"""
+
+import re
+
+from cairn_contracts.promotion import Candidate
+from cairn_promotion.lexicon import RELATION, STOP_WORDS
+from cairn_promotion.slots import slot_of
+
+PETS = "dog|cat|puppy|kitten|rabbit|bunny|parrot|hamster|horse|tortoise|turtle"
+# Above the gate: the name is stated, not inferred; below what the user asked to remember (0.9).
+NAMED_CONFIDENCE = 0.8
+_QUALIFIER = r"(?:(?:little|big|older|younger|baby|twin|best|new|eldest|oldest|youngest|late)\s+)?"
+# "my partner Kenji", "our dog Biscuit", "my wife Élodie's job": the noun, then a capitalised name (one or two
+# words). Case matters for the name only, so the pattern is case-sensitive and spells out "My"/"Our".
+_APPOSITION = re.compile(
+    rf"\b(?:[Mm]y|[Oo]ur)\s+{_QUALIFIER}(?P<noun>(?i:{RELATION}|{PETS}))\s+"
+    r"(?P<name>[^\W\d_][\w’'-]*(?:\s+[^\W\d_][\w’'-]*)?)"
+)
+_POSSESSIVE = re.compile(r"[’']s$")
+
+
+def named_relations(text: str) -> list[str]:
+    """The "The user's <noun> is named <Name>" facts one user clause states in passing.
+
+    Args:
+        text: One user clause as written (first person).
+
+    Returns:
+        The facts, in order, without duplicates.
+    """
+    facts: list[str] = []
+    for match in _APPOSITION.finditer(text):
+        name = _name(match.group("name"))
+        if name:
+            facts.append(f"The user's {match.group('noun').lower()} is named {name}")
+    return list(dict.fromkeys(facts))
+
+
+def named_candidates(text: str) -> list[Candidate]:
+    """One candidate per named relation in one user clause."""
+    return [
+        Candidate(text=fact, confidence=NAMED_CONFIDENCE, tags=["profile"], slot=slot_of(fact))
+        for fact in named_relations(text)
+    ]
+
+
+def _name(words: str) -> str:
+    # Only the capitalised words are the name: "my sister Ana lives" -> "Ana"; "my son I think" -> nothing.
+    kept: list[str] = []
+    for word in words.split():
+        if not word[:1].isupper() or word.lower() in STOP_WORDS or word == "I":
+            break
+        kept.append(word)
+        if _POSSESSIVE.search(word):
+            break  # "my brother Mateus's wedding": the name ends at the possessive
+    return _POSSESSIVE.sub("", " ".join(kept))
