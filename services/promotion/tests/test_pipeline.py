@@ -112,6 +112,10 @@ def test_time_bound_facts_are_dated_only_when_the_turn_has_a_date() -> None:
         "Acct # 88120457, portal pw is Tulip!2024 if u need it",  # an independent writer's held-out session
         "wifi pass: cabbage-42",
         "root pwd hunter2",
+        # Said aloud in a dictated session (a training writer's), which had been promoted whole.
+        "the grafana admin login is admin slash Tr0ub4dor-77 if that matters",
+        "creds are bob / hunter2",
+        "Credentials: root/toor",
     ],
 )
 def test_credential_shapes_are_secrets(text: str) -> None:
@@ -126,6 +130,8 @@ def test_credential_shapes_are_secrets(text: str) -> None:
         "Order 99120",
         "The tests pass on CI",
         "I passed the bar exam",
+        "The login page is slow on Safari",
+        "We rotate credentials every 90 days",
     ],
 )
 def test_ordinary_facts_are_not_secrets(text: str) -> None:

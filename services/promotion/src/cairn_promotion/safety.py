@@ -60,6 +60,8 @@ _SECRET = re.compile(
     r"routing\s+number|"
     # Typed in a hurry: "portal pw is Tulip!2024", "wifi pass: ...", "root pwd".
     r"pwd?|p/w|pword|(?:wifi|wi-fi|portal|login|admin|root|router|account|email|vpn)\s+pass|"
+    # Said aloud: "the grafana admin login is admin slash Tr0ub4dor-77", "creds are ...".
+    r"(?:login|log-in|creds|credentials)(?:\s+(?:is|are)|\s*[=:])\s*(?=\w)|"
     r"wallet|(?-i:PINs?)|(?:my|bank|card|sim|phone)\s+pin|pin\s+(?:code|number)|unlock\s+code|passcode|backup\s+codes?|recovery\s+codes?|2fa\s+codes?|otp|"
     r"one[-\s]time\s+code|security\s+code|card\s+number|credit\s+card|debit\s+card|"
     r"(?:[A-Z_]*_)?(?:TOKEN|SECRET|PASSWORD|API_KEY|ACCESS_KEY)(?:_[A-Z_]*)?)\b",
