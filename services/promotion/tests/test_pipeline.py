@@ -19,7 +19,7 @@ from cairn_promotion.rewrite import self_contained
 from cairn_promotion.rules import penalty_hits
 from cairn_promotion.safety import holds_secret
 from cairn_promotion.slots import slot_of
-from cairn_promotion.text import QUOTE, Clause, clauses, drop_long_quote
+from cairn_promotion.text import QUOTE, Clause, apply_corrections, clauses, drop_long_quote
 
 
 @pytest.mark.parametrize(
@@ -408,6 +408,44 @@ def test_the_assistants_names_are_not_the_users() -> None:
         Turn(role="user", content="ok great"),
     ]
     assert not [c for c in OfflineCompiler().extract(turns) if "named" in c.text]
+
+
+@pytest.mark.parametrize(
+    ("said", "meant"),
+    [
+        ("paper's due to the journal jun 30 - sorry, jul 30", "paper's due to the journal jul 30"),
+        (
+            "k8s 1.29 on eks in us-east-2... wait no eu-west-1, us-east-2 was the old one",
+            "k8s 1.29 on eks in eu-west-1, us-east-2 was the old one",
+        ),
+        ("401k contrib is 10%... wait 12% since the raise", "401k contrib is 12% since the raise"),
+        ("the standup is at 9:30, sorry, 10:00 on Mondays", "the standup is at 10:00 on Mondays"),
+        ("the meeting is on the 14th no sorry the 15th", "the meeting is on the 15th"),
+        ("my manager is Tom, I mean Tim", "my manager is Tim"),
+        # No value corrected: left as written.
+        (
+            "Thanks, and sorry, I shouldn't have pasted that.",
+            "Thanks, and sorry, I shouldn't have pasted that.",
+        ),
+        ("I'm sorry, I have 3 kids", "I'm sorry, I have 3 kids"),
+        ("Version 2.3, sorry for the delay", "Version 2.3, sorry for the delay"),
+        (
+            "target `develop`... wait no we killed develop in jan",
+            "target `develop`... wait no we killed develop in jan",
+        ),
+    ],
+)
+def test_a_value_corrected_in_the_same_breath_is_replaced(said: str, meant: str) -> None:
+    assert apply_corrections(said) == meant
+
+
+def test_only_the_corrected_value_is_promoted() -> None:
+    turns = [
+        Turn(role="user", content="fyi our staging db is on port 5432... wait no 6543, behind pgbouncer.")
+    ]
+    texts = [c.text for c in OfflineCompiler().extract(turns)]
+    assert any("6543" in t for t in texts)
+    assert not any("5432" in t for t in texts)
 
 
 def test_a_compiled_memory_is_never_certain() -> None:

@@ -29,6 +29,7 @@ from cairn_promotion.text import (
     QUOTE,
     TAG_QUESTION,
     Clause,
+    apply_corrections,
     clauses,
     colon_split,
     content_tokens,
@@ -165,7 +166,7 @@ def _confirmed_by_next_user_turn(turns: Sequence[Turn], index: int) -> bool:
 
 def _turn_clauses(content: str, role: str, confirmed: bool, referents: dict[str, str]) -> list[Clause]:
     # Code, hidden comments and long quotes are data about something else, never the speaker's facts.
-    text = QUOTE.sub(drop_long_quote, strip_code(content))
+    text = apply_corrections(QUOTE.sub(drop_long_quote, strip_code(content)))
     found: list[Clause] = []
     for whole in sentences(text):
         if holds_secret(whole):

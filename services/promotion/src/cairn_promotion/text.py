@@ -280,3 +280,63 @@ def stem(word: str) -> str:
     if len(word) > 4 and word.endswith("ed"):
         return word[:-2] if not word.endswith("eed") else word
     return word
+
+
+# A value corrected mid-sentence: "due jun 30 - sorry, jul 30", "eks in us-east-2... wait no eu-west-1",
+# "contrib is 10%... wait 12% since the raise". Only the corrected value is a fact; keeping the sentence as
+# typed would keep both values, or split it at the "..." and lose the subject of the right one.
+_CORRECTION = re.compile(
+    r"\s*(?:\.\.\.|…|[-–—,(])?\s*\b(?:wait,?\s+no|no\s+wait|no\s+sorry|sorry|wait|i\s+mean|make\s+that|"
+    r"correction|scratch\s+that|err?|uh)\b\s*[,:-]?\s+",
+    re.IGNORECASE,
+)
+_MAX_CORRECTED_WORDS = 3
+
+
+def apply_corrections(text: str) -> str:
+    """Replace a value the speaker corrected in the same breath by its correction.
+
+    The corrected words are the longest run (up to three words) at the end of the text before the marker
+    whose shape matches the start of the text after it, word by word, and whose last word is a value: it
+    holds a digit, or both are capitalised (a name). Anything else ("sorry, I shouldn't have pasted that")
+    is left as written.
+    """
+    for _ in range(3):  # a sentence rarely corrects itself more than once or twice
+        for match in _CORRECTION.finditer(text):
+            fixed = _corrected(text[: match.start()], text[match.end() :])
+            if fixed is not None:
+                text = fixed
+                break
+        else:
+            return text
+    return text
+
+
+def _corrected(before: str, after: str) -> str | None:
+    left, right = before.split(), after.split()
+    for k in range(min(_MAX_CORRECTED_WORDS, len(left), len(right)), 0, -1):
+        old, new = left[-k:], [w.rstrip(",.;)") for w in right[:k]]
+        if all(_shape(a) == _shape(b) for a, b in zip(old, new, strict=True)) and _is_value(old, new):
+            trail = right[k - 1][len(new[-1]) :]  # the punctuation after the new value stays
+            rest = " ".join(right[k:])
+            return " ".join([*left[:-k], *new]) + trail + (f" {rest}" if rest else "")
+    return None
+
+
+def _unquoted(word: str) -> str:
+    return word.strip(",.;:()`'\"")
+
+
+def _shape(word: str) -> str:
+    return "digit" if any(ch.isdigit() for ch in _unquoted(word)) else "word"
+
+
+def _is_value(old: list[str], new: list[str]) -> bool:
+    # A different number, date, version or identifier, or a different name ("Tom, I mean Tim"); never a
+    # pronoun ("I'm sorry, I have ...").
+    if [_unquoted(w).lower() for w in old] == [_unquoted(w).lower() for w in new]:
+        return False
+    if any(_shape(w) == "digit" for w in new):
+        return True
+    a, b = _unquoted(old[-1]), _unquoted(new[-1])
+    return a[:1].isupper() and b[:1].isupper() and a.lower() not in STOP_WORDS and b.lower() not in STOP_WORDS
