@@ -465,6 +465,9 @@ def test_a_compiled_memory_is_never_certain() -> None:
         ("I've spent about 230 CAD on clothes so far", True),
         ("Internet's been down since 7am", True),
         ("no mushrooms, not feeling them this wk", True),
+        ("The pods have restarted 14 times in the last hour", True),
+        ("for the last 20 minutes about 5% of requests have been getting 502s", True),
+        ("I run 5k in 25 minutes", False),  # a duration, not a window ending now
         ("I moved to Lisbon 3 years ago", False),  # years ago is history, not a passing moment
         ("Our standup is at 10:00", False),
     ],

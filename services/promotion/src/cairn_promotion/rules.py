@@ -189,7 +189,9 @@ _PENALTIES: tuple[tuple[float, re.Pattern[str]], ...] = tuple(
             r"tomorrow|yesterday|just now|for now|temporarily|for this (?:one|task|session|trip only)|"
             # Recent one-offs told in passing: "a deploy 25 minutes ago", "last night", "so far".
             r"last night|so far|this (?:weekend|wk)|rn|atm|\d+\s*(?:minutes?|mins?|hours?|hrs?|days?)\s+ago|"
-            r"since \d{1,2}\s*(?:am|pm))\b",
+            r"since \d{1,2}\s*(?:am|pm)|"
+            # A window ending now: "restarted 14 times in the last hour", "502s for the last 20 minutes".
+            r"(?:in|for|over) the (?:last|past) (?:\d+\s*)?(?:minutes?|mins?|hours?|hrs?|day))\b",
         ),
         (
             -0.5,
