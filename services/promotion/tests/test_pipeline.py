@@ -448,6 +448,27 @@ def test_only_the_corrected_value_is_promoted() -> None:
     assert not any("5432" in t for t in texts)
 
 
+@pytest.mark.parametrize(
+    ("said", "parts"),
+    [
+        (
+            "hey um so my sister Ines is coming this weekend and she's vegan so like that part's easy",
+            ["hey", "so my sister Ines is coming this weekend", "she's vegan", "that part's easy"],
+        ),
+        (
+            "give me the code and explain it after, and oh also our team requires two approvals",
+            ["give me the code and explain it after,", "our team requires two approvals"],
+        ),
+        ("I moved to Lisbon, oh and my cat is Pimenta", ["I moved to Lisbon", "my cat is Pimenta"]),
+        # Not a filler: nothing is split.
+        ("oh nice that fixed it", ["oh nice that fixed it"]),
+        ("I said oh my god", ["I said oh my god"]),
+    ],
+)
+def test_a_spoken_filler_ends_a_dictated_statement(said: str, parts: list[str]) -> None:
+    assert clauses(said) == parts
+
+
 def test_a_compiled_memory_is_never_certain() -> None:
     clause = Clause(
         "Our staging database runs on port 6543", "Our staging database runs on port 6543", "user"

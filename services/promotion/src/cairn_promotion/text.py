@@ -206,9 +206,21 @@ _SUBORDINATE = re.compile(r"^\W*(?:when|whenever|if|because|since|although|unles
 SUBORDINATE_MAX_WORDS = 8
 
 
+# Speech has fillers where writing has punctuation: a dictated turn ("my sister Ines is coming this weekend
+# um she's vegan so like that part's easy oh and please nothing with cilantro") is one run-on sentence, and
+# a filler or a spoken restart is where one statement ends and the next begins.
+SPOKEN_BREAK = re.compile(
+    r"\s*,?\s+(?:(?:and|but|so)\s+)?(?:um+|uh+|erm+)\b[\s,]+"
+    r"|(?:,\s*|\s+and\s+)oh(?:\s+and)?(?:\s+also)?\s+"
+    r"|,?\s+(?:(?:and|but)\s+)?(?:okay\s+so|so\s+yeah|so\s+like|anyway|and\s+then)\s+",
+    re.IGNORECASE,
+)
+
+
 def clauses(sentence: str) -> list[str]:
     merged: list[str] = []
-    for piece in CLAUSE_SPLIT.split(sentence):
+    pieces = [p for chunk in SPOKEN_BREAK.split(sentence) for p in CLAUSE_SPLIT.split(chunk)]
+    for piece in pieces:
         if merged and _SUBORDINATE.match(merged[-1]) and len(merged[-1].split()) <= SUBORDINATE_MAX_WORDS:
             merged[-1] = f"{merged[-1]}, {piece.strip()}"
         else:
