@@ -489,6 +489,9 @@ def test_a_compiled_memory_is_never_certain() -> None:
         ("The pods have restarted 14 times in the last hour", True),
         ("for the last 20 minutes about 5% of requests have been getting 502s", True),
         ("I run 5k in 25 minutes", False),  # a duration, not a window ending now
+        ("I'd love some help planning a weekly meal prep routine", True),  # today's task
+        ("I'm hoping for some dog-training advice", True),
+        ("My therapist helps a lot", False),
         ("I moved to Lisbon 3 years ago", False),  # years ago is history, not a passing moment
         ("Our standup is at 10:00", False),
     ],

@@ -191,7 +191,11 @@ _PENALTIES: tuple[tuple[float, re.Pattern[str]], ...] = tuple(
             r"last night|so far|this (?:weekend|wk)|rn|atm|\d+\s*(?:minutes?|mins?|hours?|hrs?|days?)\s+ago|"
             r"since \d{1,2}\s*(?:am|pm)|"
             # A window ending now: "restarted 14 times in the last hour", "502s for the last 20 minutes".
-            r"(?:in|for|over) the (?:last|past) (?:\d+\s*)?(?:minutes?|mins?|hours?|hrs?|day))\b",
+            r"(?:in|for|over) the (?:last|past) (?:\d+\s*)?(?:minutes?|mins?|hours?|hrs?|day)|"
+            # Asking for help is today's task, not a fact: "I'd love some help planning ...", "hoping for advice".
+            r"(?:'d|would|'m|am|be|really)\s+(?:love|like|appreciate|hoping\s+for|grateful\s+for)\s+"
+            r"(?:some\s+|your\s+|a\s+little\s+|any\s+)?(?:[\w-]+\s+)?(?:help|advice|tips|ideas|suggestions|pointers)|"
+            r"hop(?:e|ing)\s+(?:you|the assistant)\s+can\s+help)\b",
         ),
         (
             -0.5,
