@@ -303,6 +303,7 @@ _CORRECTION = re.compile(
     re.IGNORECASE,
 )
 _MAX_CORRECTED_WORDS = 3
+_MAX_CORRECTIONS = 3  # a sentence rarely corrects itself more than once or twice
 
 
 def apply_corrections(text: str) -> str:
@@ -313,14 +314,12 @@ def apply_corrections(text: str) -> str:
     holds a digit, or both are capitalised (a name). Anything else ("sorry, I shouldn't have pasted that")
     is left as written.
     """
-    for _ in range(3):  # a sentence rarely corrects itself more than once or twice
-        for match in _CORRECTION.finditer(text):
-            fixed = _corrected(text[: match.start()], text[match.end() :])
-            if fixed is not None:
-                text = fixed
-                break
-        else:
-            return text
+    for _ in range(_MAX_CORRECTIONS):
+        markers = _CORRECTION.finditer(text)
+        fixed = next((f for m in markers if (f := _corrected(text[: m.start()], text[m.end() :]))), None)
+        if fixed is None:
+            break
+        text = fixed
     return text
 
 
