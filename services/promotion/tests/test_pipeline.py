@@ -14,7 +14,7 @@ from cairn_promotion.learned import (
     load_default_decision,
 )
 from cairn_promotion.names import named_relations
-from cairn_promotion.offline import OfflineCompiler, _candidate, latest_per_slot
+from cairn_promotion.offline import OfflineCompiler, _candidate, latest_per_slot, session_clauses
 from cairn_promotion.rewrite import self_contained
 from cairn_promotion.rules import penalty_hits
 from cairn_promotion.safety import holds_secret
@@ -499,3 +499,119 @@ def test_a_compiled_memory_is_never_certain() -> None:
 def test_recent_one_offs_are_transient(text: str, transient: bool) -> None:
     # The transient family is the second penalty (hedge, transient, state, past, deictic, incident).
     assert penalty_hits(text)[1] == float(transient)
+
+
+@pytest.mark.parametrize(
+    ("said", "memory"),
+    [
+        # The name said beside the noun stays with the fact; "it" means a thing of the same turn.
+        ("My sister Ana lives in Porto. She is a dentist.", "The user's sister Ana is a dentist"),
+        ("I travel with my dog Bruno, he is a beagle.", "The user's dog Bruno is a beagle"),
+        (
+            "Our dog Pepper is a greyhound and she's allergic to chicken.",
+            "The user's dog Pepper is allergic to chicken",
+        ),
+        (
+            "my flatmate Jonas and I split bills, he pays electricity",
+            "The user's flatmate Jonas pays electricity",
+        ),
+        (
+            "my advisor is strict. she wants chapter drafts as Google Docs",
+            "The user's advisor wants chapter drafts as Google Docs",
+        ),
+        (
+            "My husband Tom loves jazz. He'd love a record player.",
+            "The user's husband Tom would love a record player",
+        ),
+        (
+            "My wife Sandra is an architect. She's started a firm in Leeds.",
+            "The user's wife Sandra has started a firm in Leeds",
+        ),
+        (
+            "my router keeps dropping wifi. it's a TP-Link Archer AX55",
+            "The user's router is a TP-Link Archer AX55",
+        ),
+        (
+            "should I overpay my mortgage? it's fixed at 4.29% until 2027.",
+            "The user's mortgage is fixed at 4.29% until 2027",
+        ),
+    ],
+)
+def test_a_memory_names_who_or_what_its_pronoun_means(said: str, memory: str) -> None:
+    # The decision may drop a fact; the wording is what is checked here.
+    found = [c for c, _ in session_clauses([Turn(role="user", content=said)])]
+    assert memory in [self_contained(c.said, c.role, None) for c in found]
+
+
+def test_the_decision_reads_pronouns_as_it_was_trained() -> None:
+    # The learned decision was trained on "my sister is ..." without the name: a richer view would move it.
+    found = [
+        c
+        for c, _ in session_clauses(
+            [Turn(role="user", content="My sister Ana lives in Porto. She is a dentist.")]
+        )
+    ]
+    assert [(c.text, c.said) for c in found][-1] == ("my sister is a dentist.", "my sister Ana is a dentist.")
+
+
+def test_it_means_a_thing_of_the_same_turn_only() -> None:
+    turns = [
+        Turn(role="user", content="my router keeps dropping wifi."),
+        Turn(role="assistant", content="Try a firmware update."),
+        Turn(role="user", content="it's a long story, but it works now"),
+    ]
+    said = [c.said for c, _ in session_clauses(turns) if c.role == "user"]
+    assert not any("router is a long story" in s for s in said)
+
+
+@pytest.mark.parametrize(
+    ("fact", "other"),
+    [
+        # A pet's or a named person's facts of different attributes are not one value updated.
+        ("The user's dog Pepper is a rescue greyhound", "The user's dog Pepper is allergic to chicken"),
+        ("The user's sister Ana is a dentist", "The user's sister Ana is vegan"),
+    ],
+)
+def test_a_named_person_or_pet_does_not_collapse_facts(fact: str, other: str) -> None:
+    assert slot_of(fact) is None or slot_of(fact) != slot_of(other)
+
+
+def test_a_named_persons_residence_is_the_persons_slot() -> None:
+    assert slot_of("The user's sister Ana lives in Porto") == slot_of("The user's sister moved to Lisbon")
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "This is brilliant, thank you!",
+        "That did it - the page loads in 300 ms now",
+        "That harness idea is great",
+        "It already feels calmer 😄 Thank you so much",
+        "This is gold, especially the warning about San Marco",
+        "Race entry is a nice idea",
+    ],
+)
+def test_the_users_verdict_on_an_answer_is_not_a_memory(said: str) -> None:
+    turns = [Turn(role="assistant", content="Here is a plan."), Turn(role="user", content=said)]
+    assert OfflineCompiler(load_default_decision()).extract(turns) == []
+
+
+def test_thanks_tagged_on_a_fact_leaves_the_fact() -> None:
+    turns = [Turn(role="user", content="I'm allergic to penicillin, thanks!")]
+    texts = [c.text for c in OfflineCompiler(load_default_decision()).extract(turns)]
+    assert texts == ["The user is allergic to penicillin"]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "db pass is Vq8#rT2!mZ, user backup_admin",
+        "pin is 4417 user rahul.k88",
+        "vpn pass: Xy77-qq",
+        "sudo pass is hunter2",
+    ],
+)
+def test_a_credential_typed_tersely_is_a_secret(said: str) -> None:
+    # Writer G's sessions (train_extra_v7.json) promoted both of the first two before the rule knew them.
+    assert holds_secret(said)
+    assert OfflineCompiler(load_default_decision()).extract([Turn(role="user", content=said)]) == []

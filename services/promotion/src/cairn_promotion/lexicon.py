@@ -17,6 +17,18 @@ FEMALE = "daughter|mother|mom|mum|wife|sister|girlfriend|grandmother|grandma|aun
 MALE = "son|father|dad|husband|brother|boyfriend|grandfather|grandpa|uncle|nephew|stepson"
 NEUTRAL = "partner|spouse|kid|child|boss|manager|landlord|landlady|friend|roommate|colleague|cofounder"
 RELATION = f"{FEMALE}|{MALE}|{NEUTRAL}"
+PETS = "dog|cat|puppy|kitten|rabbit|bunny|parrot|hamster|horse|tortoise|turtle"
+# People the user deals with by role, who a later "he" or "she" can mean ("my advisor ... she wants drafts").
+ROLES = (
+    "flatmate|housemate|advisor|supervisor|doctor|therapist|accountant|trainer|coach|tutor|lawyer|mentor|"
+    "neighbour|neighbor|nanny|babysitter|vet|cleaner|contractor"
+)
+# Things a later "it" can mean: "my router keeps dropping wifi. it's a TP-Link Archer AX55".
+POSSESSIONS = (
+    "printer|router|modem|laptop|computer|pc|macbook|phone|tablet|car|bike|van|mortgage|loan|lease|flat|"
+    "apartment|house|boiler|server|cluster|database|repo|repository|app|website|site|pipeline|account|card|"
+    "subscription|contract|insurance|pension|thesis|dissertation"
+)
 PROFILE_ATTR = (
     r"name|email|e-mail|phone|phone number|number|address|birthday|timezone|time zone|pronouns|username|"
     r"handle|title|job title|role|team|employer|company|native language|language|id|account|"

@@ -10,10 +10,9 @@ supersedes it). Derived only from the user's own words, never from the assistant
 import re
 
 from cairn_contracts.promotion import Candidate
-from cairn_promotion.lexicon import RELATION, STOP_WORDS
+from cairn_promotion.lexicon import PETS, RELATION, STOP_WORDS
 from cairn_promotion.slots import slot_of
 
-PETS = "dog|cat|puppy|kitten|rabbit|bunny|parrot|hamster|horse|tortoise|turtle"
 # Above the gate: the name is stated, not inferred; below what the user asked to remember (0.9).
 NAMED_CONFIDENCE = 0.8
 _QUALIFIER = r"(?:(?:little|big|older|younger|baby|twin|best|new|eldest|oldest|youngest|late)\s+)?"
@@ -23,7 +22,8 @@ _APPOSITION = re.compile(
     rf"\b(?:[Mm]y|[Oo]ur)\s+{_QUALIFIER}(?P<noun>(?i:{RELATION}|{PETS}))\s+"
     r"(?P<name>[^\W\d_][\w’'-]*(?:\s+[^\W\d_][\w’'-]*)?)"
 )
-_POSSESSIVE = re.compile(r"[’']s$")
+# "my husband Tom'll be there", "Tom'd love that": a contraction ends the name and is not part of it.
+_CONTRACTION = re.compile(r"[’'](?:s|d|ll|ve|re)$", re.IGNORECASE)
 
 
 def named_relations(text: str) -> list[str]:
@@ -37,7 +37,7 @@ def named_relations(text: str) -> list[str]:
     """
     facts: list[str] = []
     for match in _APPOSITION.finditer(text):
-        name = _name(match.group("name"))
+        name = leading_name(match.group("name"))
         if name:
             facts.append(f"The user's {match.group('noun').lower()} is named {name}")
     return list(dict.fromkeys(facts))
@@ -51,13 +51,14 @@ def named_candidates(text: str) -> list[Candidate]:
     ]
 
 
-def _name(words: str) -> str:
+def leading_name(words: str) -> str:
+    """The capitalised name that opens `words` ("Ana lives in Porto" -> "Ana"), or "" when none does."""
     # Only the capitalised words are the name: "my sister Ana lives" -> "Ana"; "my son I think" -> nothing.
     kept: list[str] = []
     for word in words.split():
         if not word[:1].isupper() or word.lower() in STOP_WORDS or word == "I":
             break
-        kept.append(word)
-        if _POSSESSIVE.search(word):
-            break  # "my brother Mateus's wedding": the name ends at the possessive
-    return _POSSESSIVE.sub("", " ".join(kept))
+        kept.append(_CONTRACTION.sub("", word))
+        if _CONTRACTION.search(word):
+            break  # "my brother Mateus's wedding": the name ends at the possessive or contraction
+    return " ".join(kept)

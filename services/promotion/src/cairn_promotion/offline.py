@@ -20,12 +20,14 @@ from typing import Protocol
 from cairn_contracts.promotion import Candidate, Turn
 from cairn_promotion.compiler import DEFAULT_MAX_CHARS, DEFAULT_MAX_TURNS, READABLE_ROLES, recent_window
 from cairn_promotion.names import named_candidates
-from cairn_promotion.rewrite import remember_referent, resolve_pronoun, self_contained
-from cairn_promotion.rules import is_question, rule_score
+from cairn_promotion.referents import Referents
+from cairn_promotion.rewrite import self_contained
+from cairn_promotion.rules import is_question, is_reaction, rule_score
 from cairn_promotion.safety import holds_secret, is_instruction_like, turn_is_tainted
 from cairn_promotion.slots import slot_of
 from cairn_promotion.text import (
     DISCOURSE_PREFIX,
+    GRATITUDE,
     QUOTE,
     TAG_QUESTION,
     Clause,
@@ -145,7 +147,7 @@ def session_clauses(turns: Sequence[Turn]) -> list[tuple[Clause, date | None]]:
         `(clause, date)` pairs in reading order.
     """
     found: list[tuple[Clause, date | None]] = []
-    referents: dict[str, str] = {}
+    referents = Referents()
     readable = [t for t in turns if t.role.strip().lower() in READABLE_ROLES]
     for index, turn in enumerate(readable):
         role = turn.role.strip().lower()
@@ -153,6 +155,7 @@ def session_clauses(turns: Sequence[Turn]) -> list[tuple[Clause, date | None]]:
             continue
         confirmed = role == "assistant" and _confirmed_by_next_user_turn(readable, index)
         day = turn.at.date() if turn.at is not None else None
+        referents.new_turn()
         for position, clause in enumerate(_turn_clauses(turn.content, role, confirmed, referents)):
             found.append((Clause(**{**clause.__dict__, "turn_index": index, "position": position}), day))
     return found
@@ -164,7 +167,7 @@ def _confirmed_by_next_user_turn(turns: Sequence[Turn], index: int) -> bool:
     return nxt is not None and bool(_AFFIRMATION.match(nxt.content))
 
 
-def _turn_clauses(content: str, role: str, confirmed: bool, referents: dict[str, str]) -> list[Clause]:
+def _turn_clauses(content: str, role: str, confirmed: bool, referents: Referents) -> list[Clause]:
     # Code, hidden comments and long quotes are data about something else, never the speaker's facts.
     text = apply_corrections(QUOTE.sub(drop_long_quote, strip_code(content)))
     found: list[Clause] = []
@@ -176,17 +179,21 @@ def _turn_clauses(content: str, role: str, confirmed: bool, referents: dict[str,
     return found
 
 
-def _sentence_clauses(sentence: str, role: str, confirmed: bool, referents: dict[str, str]) -> list[Clause]:
+def _sentence_clauses(sentence: str, role: str, confirmed: bool, referents: Referents) -> list[Clause]:
     found: list[Clause] = []
     sentence = informal_spellings(sentence)
     body, requested = strip_remember(sentence) if role != "assistant" else (sentence, False)
     for part in clauses(body):
+        said = part
         if role == "user":
-            part = resolve_pronoun(part, referents)
-            remember_referent(part, referents)
+            part, said = referents.resolve(part)
         stripped = DISCOURSE_PREFIX.sub("", part).strip()
         if stripped:
-            found.append(Clause(stripped, part, role, requested, confirmed))
+            found.append(
+                Clause(
+                    stripped, part, role, requested, confirmed, said=DISCOURSE_PREFIX.sub("", said).strip()
+                )
+            )
     return found
 
 
@@ -197,9 +204,10 @@ def _candidate(clause: Clause, verdict: tuple[float, list[str]], day: date | Non
     if confidence < MIN_EMIT_CONFIDENCE or is_instruction_like(clause.text) or holds_secret(clause.text):
         return None
     # A question states nothing ("quick q, how do I make ruff ignore E501?"); a statement keeps its words
-    # without the question tagged on ("I take metformin, does that matter?").
-    stated = TAG_QUESTION.sub("", clause.text)
-    if is_question(stated) or (stated != clause.text and len(stated.split()) < 3):
+    # without the question or the thanks tagged on ("I take metformin, does that matter?").
+    words = clause.said or clause.text
+    stated = GRATITUDE.sub("", TAG_QUESTION.sub("", words))
+    if is_question(stated) or is_reaction(stated) or (stated != words and len(stated.split()) < 3):
         return None  # "quick q, how do I ...?" is a question with a prefix, not a statement
     text = self_contained(stated, clause.role, day)
     if not content_tokens(text) or is_instruction_like(text) or holds_secret(text):

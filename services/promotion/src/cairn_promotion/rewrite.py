@@ -3,11 +3,8 @@
 import re
 from datetime import date
 
-from cairn_promotion.lexicon import FEMALE, FREQUENCY, MALE, RELATION
+from cairn_promotion.lexicon import FREQUENCY, PETS, RELATION
 from cairn_promotion.text import DISCOURSE_PREFIX
-
-_PRONOUN_START = re.compile(r"^(she|he)(?:'s|\s+is)\b|^(she|he|her|his)\b", re.IGNORECASE)
-_RELATION_MENTION = re.compile(rf"\bmy ({RELATION})\b", re.IGNORECASE)
 
 # --- Normalisation -------------------------------------------------------------------------------------
 
@@ -65,6 +62,10 @@ _LEADING_REWRITES = _rewrites(
     (r"^i was\s+", "The user was "),
     (r"^my\s+", "The user's "),
     (rf"^(?={_IMPERATIVE_HEAD})", "The user wants the assistant to "),
+    (
+        rf"^our\s+(?=(?:{RELATION}|{PETS})s?\b)",
+        "The user's ",
+    ),  # "our dog Pepper": the household's is the user's
     (r"^our\s+", "The "),
 )
 _ADDRESSED = _rewrites(
@@ -99,6 +100,7 @@ _MID_REWRITES = _rewrites(
     (r"\bmine\b", "the user's"),
     (r"\bmyself\b", "themselves"),
     (r"\bi\b", "the user"),
+    (rf"\bour\s+(?=(?:{RELATION}|{PETS})s?\b)", "the user's "),
     (r"\bour\b", "the"),
 )
 
@@ -332,30 +334,3 @@ def _third_person(verb: str) -> str:
     if re.search(r"[^aeiou]y$", verb):
         return f"{verb[:-1]}ies"
     return f"{verb}s"
-
-
-def resolve_pronoun(clause: str, referents: dict[str, str]) -> str:
-    # Cheap one-slot coreference: "She loves dinosaurs" right after "my daughter" means the daughter.
-    body = DISCOURSE_PREFIX.sub("", clause)
-    match = _PRONOUN_START.match(body)
-    if not match:
-        return clause
-    pronoun = (match.group(1) or match.group(2)).lower()
-    noun = referents.get("she" if pronoun in ("she", "her") else "he")
-    if noun is None:
-        return clause
-    if match.group(1):
-        return f"my {noun} is{body[match.end() :]}"
-    suffix = "'s" if pronoun in ("her", "his") else ""
-    return f"my {noun}{suffix}{body[match.end() :]}"
-
-
-def remember_referent(clause: str, referents: dict[str, str]) -> None:
-    for match in _RELATION_MENTION.finditer(clause):
-        noun = match.group(1).lower()
-        if re.fullmatch(FEMALE, noun):
-            referents["she"] = noun
-        elif re.fullmatch(MALE, noun):
-            referents["he"] = noun
-        else:
-            referents["she"] = referents["he"] = noun

@@ -229,6 +229,18 @@ _SMALL_TALK = re.compile(
     r"lol|haha|nice|sure|yes|no|yeah|yep|nope|awesome|wow|ugh|hmm|welcome)\b",
     re.IGNORECASE,
 )
+_PRAISE = (
+    r"(?:great|brilliant|gold|perfect|amazing|awesome|helpful|fantastic|excellent|lovely|nice|super|calmer|better|"
+    r"useful|spot on|a lifesaver)"
+)
+# The user's verdict on what the assistant just said or did: "this is gold", "that did it", "X is a nice idea".
+_REACTION = re.compile(
+    r"^(?:(?:that|this|it|these|those)\b[^,.;]{0,30}?\b(?:is|was|'s|are|were|sounds|looks|seems|feels)\s+"
+    rf"(?:(?:so|really|very|super|absolutely|just|already|pretty|truly)\s+)*{_PRAISE}(?=\s*(?:[^\w\s]|$))"
+    r"|(?:that|this|it)\s+(?:did it|did the trick|worked|fixed it|helped)\b"
+    r"|[^,.;]{0,40}\b(?:is|was|'s|sounds like)\s+a\s+(?:really\s+)?(?:nice|great|good|brilliant|lovely|smart)\s+idea\b)",
+    re.IGNORECASE,
+)
 _UNRESOLVED_PRONOUN = re.compile(
     r"^(?:it|it's|that|that's|this|these|those|they|they're|she|she's|he|he's|her|his)\b", re.I
 )
@@ -323,6 +335,11 @@ def _penalty(raw: str, text: str) -> float:
 def is_small_talk(text: str) -> bool:
     """A short greeting, thanks or acknowledgement."""
     return bool(_SMALL_TALK.match(text)) and len(text.split()) <= 6
+
+
+def is_reaction(text: str) -> bool:
+    """The user's verdict on the assistant's answer ("that did it", "this is gold"): about the chat, not the user."""
+    return bool(_REACTION.match(text))
 
 
 def names_something_concrete(text: str) -> bool:

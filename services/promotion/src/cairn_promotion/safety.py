@@ -62,6 +62,9 @@ _SECRET = re.compile(
     r"pwd?|p/w|pword|(?:wifi|wi-fi|portal|login|admin|root|router|account|email|vpn)\s+pass|"
     # Said aloud: "the grafana admin login is admin slash Tr0ub4dor-77", "creds are ...".
     r"(?:login|log-in|creds|credentials)(?:\s+(?:is|are)|\s*[=:])\s*(?=\w)|"
+    # Terse: "db pass is Vq8#rT2!mZ", "pin is 4417 user rahul.k88".
+    r"(?:db|database|server|ssh|sudo|mysql|postgres|user)\s+pass|pass(?:\s+is|\s*[=:])\s*(?=\w)|"
+    r"pin(?:\s+is|\s*[=:])\s*(?=\d)|"
     r"wallet|(?-i:PINs?)|(?:my|bank|card|sim|phone)\s+pin|pin\s+(?:code|number)|unlock\s+code|passcode|backup\s+codes?|recovery\s+codes?|2fa\s+codes?|otp|"
     r"one[-\s]time\s+code|security\s+code|card\s+number|credit\s+card|debit\s+card|"
     r"(?:[A-Z_]*_)?(?:TOKEN|SECRET|PASSWORD|API_KEY|ACCESS_KEY)(?:_[A-Z_]*)?)\b",

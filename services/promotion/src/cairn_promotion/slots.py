@@ -10,7 +10,7 @@ subject cannot be found has no slot and only ever supersedes by paraphrase.
 
 import re
 
-from cairn_promotion.lexicon import RELATION
+from cairn_promotion.lexicon import PETS, RELATION, ROLES
 from cairn_promotion.text import stem
 
 # Attribute families: predicates that state the same attribute of the user in different words.
@@ -102,12 +102,15 @@ def slot_of(fact: str) -> str | None:
     if not _PERSON.search(subject):
         return _key(subject, _verb_class(predicate.group(0)))
     relation = _person_relation(predicate.group(0), text[predicate.end() :])
-    return _key(subject, relation) if relation is not None else None
+    # "The user's sister Ana lives in Porto" and "my sister moved to Lisbon" hold one slot: the name is not it.
+    return _key(_NAME_AFTER.sub("", subject), relation) if relation is not None else None
 
 
 # "The user's sister lives in Porto" / "is a dentist" / "is visiting in May": a person's facts of many
 # attributes share the copula, so only where they live and who holds a role keep a slot of their own.
-_PERSON = re.compile(rf"\b(?:{RELATION})$", re.IGNORECASE)
+# The same for a pet or someone known by role, and with the name said beside it ("The user's dog Pepper").
+_PERSON = re.compile(rf"\b(?:{RELATION}|{PETS}|{ROLES})(?:\s+(?-i:[A-Z])[\w'-]*)?$", re.IGNORECASE)
+_NAME_AFTER = re.compile(r"\s+(?-i:[A-Z])[\w'-]*$")
 _RESIDENCE_VERB = re.compile(r"\b(?:lives?|moved|relocated|has moved|have moved)$", re.IGNORECASE)
 _WHERE = re.compile(r"^\s+(?:now\s+)?(?:in|at|based|from|near)\b", re.IGNORECASE)
 _WHO = re.compile(r"^\s+(?:now\s+)?(?-i:[A-Z])\w", re.IGNORECASE)

@@ -17,6 +17,7 @@ class Clause:
     confirmed: bool = False  # an assistant statement the next user turn agreed with
     turn_index: int = 0
     position: int = 0  # clause index within its turn
+    said: str = ""  # `text` with every pronoun the session resolves named: what the memory says ("" = `text`)
 
 
 CODE_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
@@ -101,6 +102,12 @@ REMEMBER_PREFIX = re.compile(
 TAG_QUESTION = re.compile(
     r",\s+(?:(?:does|do|did|is|are|was|were|has|have|would|will|can|could|should)\s+(?:that|this|it|you|they)"
     r"|what|how|which|where|who|why|any|right|thoughts)\b[^,]*\?$",
+    re.IGNORECASE,
+)
+
+# "This is brilliant, thank you!", "It already feels calmer 😄 Thank you so much": thanks said to the assistant.
+GRATITUDE = re.compile(
+    r"[\s,.;:!-]*\b(?:thank(?:s| you)|thx)\b(?:\s+(?:so|very)\s+much|\s+a\s+(?:lot|ton))?[^\w]*$",
     re.IGNORECASE,
 )
 

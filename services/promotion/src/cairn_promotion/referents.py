@@ -1,0 +1,116 @@
+"""Cheap one-slot coreference for a session's user clauses: who or what a later "she", "he" or "it" means.
+
+Two views of one session. The decision reads clauses resolved the way it was trained on: "she" after "my
+sister" becomes "my sister", nothing more (a richer resolution changes what the learned decision reads, and
+retrained on it the model lost on sessions nobody here wrote). The memory says more: the name given beside
+the noun ("my dog Bruno, he is a beagle" -> "my dog Bruno is a beagle"), pets and people known by role
+("my advisor ... she wants drafts as Google Docs"), contractions ("he'd", "he'll") and a thing of the same
+turn ("my router keeps dropping wifi. it's a TP-Link Archer AX55").
+"""
+
+import re
+
+from cairn_promotion.lexicon import FEMALE, MALE, PETS, POSSESSIONS, RELATION, ROLES
+from cairn_promotion.names import leading_name
+from cairn_promotion.text import DISCOURSE_PREFIX
+
+_PRONOUN_START = re.compile(r"^(she|he)(?:'s|\s+is)\b|^(she|he|her|his)\b", re.IGNORECASE)
+_RELATION_MENTION = re.compile(rf"\bmy ({RELATION})\b", re.IGNORECASE)
+# "my sister Ana", "our dog Pepper", "my flatmate Jonas": who a later "she" or "he" means, with the name.
+_PERSON_MENTION = re.compile(
+    rf"\b(my|our)\s+({RELATION}|{PETS}|{ROLES})\b(?:,?\s+(\w[\w'’-]*(?:\s+\w[\w'’-]*)?))?", re.IGNORECASE
+)
+# "he'd love that", "she'll drive", "he's said": the contraction is a verb of its own once the pronoun is a noun.
+_PRONOUN_CONTRACTION = re.compile(
+    r"^(she|he)['’](?:(d)|(ll)|s\s+(?=(?:been|got|gotten|had|done|said|told|gone|made|taken|given|seen|started|decided|moved|stopped|"
+    r"changed|booked|joined|finished|agreed|asked|mentioned|offered|promised|learned|switched|signed)\b))",
+    re.IGNORECASE,
+)
+# "it's a TP-Link Archer AX55", "it's fixed at 4.29% until 2027", "it runs on Go 1.22": a thing described.
+_IT_START = re.compile(
+    r"^it(?:'s|\s+is)\s+(?=(?:a|an|the|on|in|at|from|under|fixed|due|set|still|only|about|around|\d)\b)"
+    r"|^it\s+(?=(?:runs|uses|has|needs|costs|renews|expires|sits|belongs)\b)",
+    re.IGNORECASE,
+)
+_IT_IS = re.compile(r"^it(?:'s|\s+is)", re.IGNORECASE)
+_THING_MENTION = re.compile(rf"\b(?:my|our)\s+(?:[\w-]+\s+)?(?:{POSSESSIONS})\b", re.IGNORECASE)
+
+
+class Referents:
+    """What the pronouns of one session's user clauses mean so far, in reading order."""
+
+    def __init__(self) -> None:
+        self._decided: dict[str, str] = {}  # "she"/"he" -> "sister": the decision's view
+        self._said: dict[str, str] = {}  # "she"/"he"/"it" -> "my sister Ana": the memory's view
+
+    def new_turn(self) -> None:
+        """A new turn starts: "it" means a thing of the same turn; people are remembered for the session."""
+        self._said.pop("it", None)
+
+    def resolve(self, clause: str) -> tuple[str, str]:
+        """One user clause with its leading pronoun resolved, then noted as a referent for later clauses.
+
+        Returns:
+            `(for the decision, for the memory)`; either is the clause unchanged when nothing resolves.
+        """
+        decided = _resolve_relation(clause, self._decided)
+        said = _resolve(clause, self._said)
+        for match in _RELATION_MENTION.finditer(decided):
+            _note_person(match.group(1).lower(), match.group(1).lower(), self._decided)
+        for match in _PERSON_MENTION.finditer(said):
+            noun = match.group(2).lower()
+            name = leading_name(match.group(3) or "")
+            _note_person(noun, f"{match.group(1).lower()} {noun}{f' {name}' if name else ''}", self._said)
+        for match in _THING_MENTION.finditer(said):
+            self._said["it"] = match.group(0).lower()
+        return decided, said
+
+
+def _note_person(noun: str, phrase: str, referents: dict[str, str]) -> None:
+    if re.fullmatch(FEMALE, noun):
+        referents["she"] = phrase
+    elif re.fullmatch(MALE, noun):
+        referents["he"] = phrase
+    else:
+        referents["she"] = referents["he"] = phrase
+
+
+def _resolve_relation(clause: str, referents: dict[str, str]) -> str:
+    # The decision's view: "She loves dinosaurs" right after "my daughter" means the daughter.
+    body = DISCOURSE_PREFIX.sub("", clause)
+    match = _PRONOUN_START.match(body)
+    if not match:
+        return clause
+    pronoun = (match.group(1) or match.group(2)).lower()
+    noun = referents.get("she" if pronoun in ("she", "her") else "he")
+    if noun is None:
+        return clause
+    if match.group(1):
+        return f"my {noun} is{body[match.end() :]}"
+    suffix = "'s" if pronoun in ("her", "his") else ""
+    return f"my {noun}{suffix}{body[match.end() :]}"
+
+
+def _resolve(clause: str, referents: dict[str, str]) -> str:
+    # The memory's view: names, pets, roles, contractions and things (the referents hold whole phrases).
+    body = DISCOURSE_PREFIX.sub("", clause)
+    thing = referents.get("it")
+    if thing is not None and (it := _IT_START.match(body)):
+        return f"{thing}{' is ' if _IT_IS.match(it.group(0)) else ' '}{body[it.end() :]}"
+    if contracted := _PRONOUN_CONTRACTION.match(body):
+        phrase = referents.get("she" if contracted.group(1).lower() == "she" else "he")
+        if phrase is None:
+            return clause
+        verb = "would" if contracted.group(2) else "will" if contracted.group(3) else "has"
+        return f"{phrase} {verb}{' ' if verb == 'has' else ''}{body[contracted.end() :]}"
+    match = _PRONOUN_START.match(body)
+    if not match:
+        return clause
+    pronoun = (match.group(1) or match.group(2)).lower()
+    phrase = referents.get("she" if pronoun in ("she", "her") else "he")
+    if phrase is None:
+        return clause
+    if match.group(1):
+        return f"{phrase} is{body[match.end() :]}"
+    suffix = "'s" if pronoun in ("her", "his") else ""
+    return f"{phrase}{suffix}{body[match.end() :]}"
