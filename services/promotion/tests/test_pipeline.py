@@ -615,3 +615,24 @@ def test_a_credential_typed_tersely_is_a_secret(said: str) -> None:
     # Writer G's sessions (train_extra_v7.json) promoted both of the first two before the rule knew them.
     assert holds_secret(said)
     assert OfflineCompiler(load_default_decision()).extract([Turn(role="user", content=said)]) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "parts"),
+    [
+        ("I'm vegetarian so pls no meat ideas", ["I'm vegetarian", "pls no meat ideas"]),
+        (
+            "we use terraform 1.7 and state in s3 bucket tf-state-hcm, how add state locking",
+            ["we use terraform 1.7 and state in s3 bucket tf-state-hcm", "how add state locking"],
+        ),
+        (
+            "I moved to Pune in jan, can u suggest weekend places",
+            ["I moved to Pune in jan", "can u suggest weekend places"],
+        ),
+        # Not a request: nothing is split.
+        ("I am so tired", ["I am so tired"]),
+        ("We use Postgres, which we host on RDS", ["We use Postgres, which we host on RDS"]),
+    ],
+)
+def test_a_request_tagged_on_a_fact_is_a_clause_of_its_own(said: str, parts: list[str]) -> None:
+    assert clauses(said) == parts

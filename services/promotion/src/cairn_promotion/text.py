@@ -40,7 +40,11 @@ CLAUSE_SPLIT = re.compile(
     r"|,\s+so\s+|\s+[—–]\s+"
     # "Show prices in CHF, I'm in Basel": a comma before a new subject or an imperative starts a clause.
     r"|,\s+(?:and\s+|but\s+|though\s+)?(?:(?:anyway|also|actually|btw|honestly)\s+)?(?=(?:i|i'm|i've|i'd|we|we're|we've|my|our|she|he|they|she's|he's|"
-    r"they're|there's|the(?:\s+[\w-]+){1,3}\s+(?:is|are|was|goes|runs)|(?:don't|do\s+not|please)\s+\w+)\b)",
+    r"they're|there's|the(?:\s+[\w-]+){1,3}\s+(?:is|are|was|goes|runs)|(?:don't|do\s+not|please)\s+\w+)\b)"
+    # "I'm vegetarian, can you suggest snacks", "terraform 1.7 and state in s3, how add locking": the request
+    # tagged on (no question mark when typed in a hurry) is a clause of its own, so the fact stands alone.
+    r"|(?:,\s+|\s+so\s+)(?=(?:(?:can|could|would|will)\s+(?:you|u)|pls|plz|how|any\s+(?:ideas?|tips|suggestions|advice)|"
+    r"(?:pls\s+|please\s+)?(?:suggest|recommend|help\s+me))\b)",
     re.IGNORECASE,
 )
 # "I'm based in Toronto and usually travel with ..." -> the second clause borrows the subject.
