@@ -16,7 +16,7 @@ from cairn_promotion.learned import (
 from cairn_promotion.names import named_relations
 from cairn_promotion.offline import OfflineCompiler, _candidate, latest_per_slot, session_clauses
 from cairn_promotion.rewrite import self_contained
-from cairn_promotion.rules import penalty_hits
+from cairn_promotion.rules import is_reported_opinion, penalty_hits
 from cairn_promotion.safety import holds_secret
 from cairn_promotion.slots import slot_of
 from cairn_promotion.text import QUOTE, Clause, apply_corrections, clauses, drop_long_quote
@@ -636,3 +636,21 @@ def test_a_credential_typed_tersely_is_a_secret(said: str) -> None:
 )
 def test_a_request_tagged_on_a_fact_is_a_clause_of_its_own(said: str, parts: list[str]) -> None:
     assert clauses(said) == parts
+
+
+@pytest.mark.parametrize(
+    ("said", "opinion"),
+    [
+        ("my manager thinks we should move everything to Azure", True),
+        ("my sister keeps saying I should get a second dog", True),
+        ("my friend says just switch to HTTPS", True),
+        ("my partner thinks 50/50 is fair", True),
+        # The user's own view, a carer's instruction, or a report without advice: left to the decision.
+        ("I think we should use Postgres", False),
+        ("my doctor says I should cut salt", False),
+        ("my physio says I have patellar tendinopathy", False),
+        ("lspci says Intel AX211", False),
+    ],
+)
+def test_someone_elses_opinion_is_not_the_users_fact(said: str, opinion: bool) -> None:
+    assert is_reported_opinion(said) is opinion

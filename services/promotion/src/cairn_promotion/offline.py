@@ -22,7 +22,7 @@ from cairn_promotion.compiler import DEFAULT_MAX_CHARS, DEFAULT_MAX_TURNS, READA
 from cairn_promotion.names import named_candidates
 from cairn_promotion.referents import Referents
 from cairn_promotion.rewrite import self_contained
-from cairn_promotion.rules import is_question, is_reaction, rule_score
+from cairn_promotion.rules import is_question, is_reaction, is_reported_opinion, rule_score
 from cairn_promotion.safety import holds_secret, is_instruction_like, turn_is_tainted
 from cairn_promotion.slots import slot_of
 from cairn_promotion.text import (
@@ -207,7 +207,9 @@ def _candidate(clause: Clause, verdict: tuple[float, list[str]], day: date | Non
     # without the question or the thanks tagged on ("I take metformin, does that matter?").
     words = clause.said or clause.text
     stated = GRATITUDE.sub("", TAG_QUESTION.sub("", words))
-    if is_question(stated) or is_reaction(stated) or (stated != words and len(stated.split()) < 3):
+    if is_question(stated) or is_reaction(stated) or is_reported_opinion(stated):
+        return None
+    if stated != words and len(stated.split()) < 3:
         return None  # "quick q, how do I ...?" is a question with a prefix, not a statement
     text = self_contained(stated, clause.role, day)
     if not content_tokens(text) or is_instruction_like(text) or holds_secret(text):

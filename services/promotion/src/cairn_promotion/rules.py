@@ -241,6 +241,22 @@ _REACTION = re.compile(
     r"|[^,.;]{0,40}\b(?:is|was|'s|sounds like)\s+a\s+(?:really\s+)?(?:nice|great|good|brilliant|lovely|smart)\s+idea\b)",
     re.IGNORECASE,
 )
+# Someone else's opinion or advice is theirs, not a fact about the user: "my manager thinks we should move to
+# Azure", "my sister keeps saying I should get a second dog", "my friend says just switch to HTTPS".
+_OPINION_VERB = re.compile(
+    r"\b(?:thinks|thought|reckons|swears|suggested|suggests|keeps\s+(?:saying|telling|pushing|asking)|"
+    r"says|said|told\s+(?:me|us))\b",
+    re.IGNORECASE,
+)
+_OPINION_HOLDER_MAX_WORDS = 6
+_OWN_VIEW = re.compile(r"^\W*(?:i|we|i'm|i've|we've|we're)\b", re.IGNORECASE)
+# What a doctor, physio or advisor says is often the user's diagnosis or standing instruction: kept.
+_CARER = re.compile(
+    r"\b(?:doctor|gp|physio|physiotherapist|dentist|therapist|nurse|vet|advisor|supervisor|specialist|"
+    r"consultant|cardiologist|dermatologist|endocrinologist|optician|dietitian|nutritionist)\b",
+    re.IGNORECASE,
+)
+_ADVICE = re.compile(r"\b(?:should|just)\b", re.IGNORECASE)
 _UNRESOLVED_PRONOUN = re.compile(
     r"^(?:it|it's|that|that's|this|these|those|they|they're|she|she's|he|he's|her|his)\b", re.I
 )
@@ -340,6 +356,20 @@ def is_small_talk(text: str) -> bool:
 def is_reaction(text: str) -> bool:
     """The user's verdict on the assistant's answer ("that did it", "this is gold"): about the chat, not the user."""
     return bool(_REACTION.match(text))
+
+
+def is_reported_opinion(text: str) -> bool:
+    """Someone else's view or advice ("my partner thinks 50/50 is fair"), which says nothing durable about
+    the user; a carer's "says" or "told me" is left to the decision (a diagnosis, an instruction followed)."""
+    verb = _OPINION_VERB.search(text)
+    if verb is None:
+        return False
+    holder = text[: verb.start()]
+    if not holder.strip() or len(holder.split()) > _OPINION_HOLDER_MAX_WORDS or _OWN_VIEW.match(holder):
+        return False
+    if verb.group(0).lower().startswith(("says", "said", "told")):
+        return not _CARER.search(holder) and bool(_ADVICE.search(text[verb.end() :]))
+    return True
 
 
 def names_something_concrete(text: str) -> bool:
