@@ -40,7 +40,7 @@ class Referents:
     """What the pronouns of one session's user clauses mean so far, in reading order."""
 
     def __init__(self) -> None:
-        self._decided: dict[str, str] = {}  # "she"/"he" -> "sister": the decision's view
+        self._decided: dict[str, str] = {}  # "she"/"he" -> "my sister": the decision's view
         self._said: dict[str, str] = {}  # "she"/"he"/"it" -> "my sister Ana": the memory's view
 
     def new_turn(self) -> None:
@@ -53,10 +53,11 @@ class Referents:
         Returns:
             `(for the decision, for the memory)`; either is the clause unchanged when nothing resolves.
         """
-        decided = _resolve_relation(clause, self._decided)
-        said = _resolve(clause, self._said)
+        decided = _resolve(clause, self._decided, whole=False)
+        said = _resolve(clause, self._said, whole=True)
         for match in _RELATION_MENTION.finditer(decided):
-            _note_person(match.group(1).lower(), match.group(1).lower(), self._decided)
+            noun = match.group(1).lower()
+            _note_person(noun, f"my {noun}", self._decided)
         for match in _PERSON_MENTION.finditer(said):
             noun = match.group(2).lower()
             name = leading_name(match.group(3) or "")
@@ -75,29 +76,13 @@ def _note_person(noun: str, phrase: str, referents: dict[str, str]) -> None:
         referents["she"] = referents["he"] = phrase
 
 
-def _resolve_relation(clause: str, referents: dict[str, str]) -> str:
-    # The decision's view: "She loves dinosaurs" right after "my daughter" means the daughter.
+def _resolve(clause: str, referents: dict[str, str], *, whole: bool) -> str:
+    # "She loves dinosaurs" right after "my daughter" means the daughter. Only the memory's view (`whole`)
+    # also reads "it" and the contractions: the decision was trained without them.
     body = DISCOURSE_PREFIX.sub("", clause)
-    match = _PRONOUN_START.match(body)
-    if not match:
-        return clause
-    pronoun = (match.group(1) or match.group(2)).lower()
-    noun = referents.get("she" if pronoun in ("she", "her") else "he")
-    if noun is None:
-        return clause
-    if match.group(1):
-        return f"my {noun} is{body[match.end() :]}"
-    suffix = "'s" if pronoun in ("her", "his") else ""
-    return f"my {noun}{suffix}{body[match.end() :]}"
-
-
-def _resolve(clause: str, referents: dict[str, str]) -> str:
-    # The memory's view: names, pets, roles, contractions and things (the referents hold whole phrases).
-    body = DISCOURSE_PREFIX.sub("", clause)
-    thing = referents.get("it")
-    if thing is not None and (it := _IT_START.match(body)):
+    if whole and (thing := referents.get("it")) is not None and (it := _IT_START.match(body)):
         return f"{thing}{' is ' if _IT_IS.match(it.group(0)) else ' '}{body[it.end() :]}"
-    if contracted := _PRONOUN_CONTRACTION.match(body):
+    if whole and (contracted := _PRONOUN_CONTRACTION.match(body)):
         phrase = referents.get("she" if contracted.group(1).lower() == "she" else "he")
         if phrase is None:
             return clause

@@ -62,10 +62,8 @@ _LEADING_REWRITES = _rewrites(
     (r"^i was\s+", "The user was "),
     (r"^my\s+", "The user's "),
     (rf"^(?={_IMPERATIVE_HEAD})", "The user wants the assistant to "),
-    (
-        rf"^our\s+(?=(?:{RELATION}|{PETS})s?\b)",
-        "The user's ",
-    ),  # "our dog Pepper": the household's is the user's
+    # "our dog Pepper": the household's is the user's; "our cluster" is just "the cluster".
+    (rf"^our\s+(?=(?:{RELATION}|{PETS})s?\b)", "The user's "),
     (r"^our\s+", "The "),
 )
 _ADDRESSED = _rewrites(
