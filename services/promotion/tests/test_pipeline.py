@@ -16,7 +16,7 @@ from cairn_promotion.learned import (
 from cairn_promotion.names import named_relations
 from cairn_promotion.offline import OfflineCompiler, _candidate, latest_per_slot, session_clauses
 from cairn_promotion.rewrite import self_contained
-from cairn_promotion.rules import is_reported_opinion, penalty_hits
+from cairn_promotion.rules import is_reaction, is_reported_opinion, penalty_hits
 from cairn_promotion.safety import holds_secret
 from cairn_promotion.slots import slot_of
 from cairn_promotion.text import QUOTE, Clause, apply_corrections, clauses, drop_long_quote
@@ -589,6 +589,11 @@ def test_a_named_persons_residence_is_the_persons_slot() -> None:
         "It already feels calmer 😄 Thank you so much",
         "This is gold, especially the warning about San Marco",
         "Race entry is a nice idea",
+        # LongMemEval's users: verdicts on a suggestion, and what they thanked the assistant for.
+        "That sounds like a fascinating book",
+        "They're great brands",
+        "It's amazing how reading about a topic can spark new ideas",
+        "Anyway, thanks for the tips on earning stars",
     ],
 )
 def test_the_users_verdict_on_an_answer_is_not_a_memory(said: str) -> None:
@@ -654,3 +659,25 @@ def test_a_request_tagged_on_a_fact_is_a_clause_of_its_own(said: str, parts: lis
 )
 def test_someone_elses_opinion_is_not_the_users_fact(said: str, opinion: bool) -> None:
     assert is_reported_opinion(said) is opinion
+
+
+def test_a_plural_after_i_is_not_a_second_verb() -> None:
+    # "drinks" had become a verb of its own: "The user drinkses to make it feel more relaxed".
+    said = "I might prepare some snacks and drinks to make it feel more relaxed"
+    assert clauses(said) == [said]
+    assert clauses("I use a screen reader and want answers without tables") == [
+        "I use a screen reader",
+        "I want answers without tables",
+    ]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "It is a great car for 4 people",
+        "They are great at keeping my data safe",
+        "This is a great place to live",
+    ],
+)
+def test_praise_with_a_fact_is_not_a_verdict(said: str) -> None:
+    assert not is_reaction(said)

@@ -30,6 +30,7 @@ from cairn_promotion.text import (
     GRATITUDE,
     QUOTE,
     TAG_QUESTION,
+    THANKED_FOR,
     Clause,
     apply_corrections,
     clauses,
@@ -207,7 +208,7 @@ def _candidate(clause: Clause, verdict: tuple[float, list[str]], day: date | Non
     # without the question or the thanks tagged on ("I take metformin, does that matter?").
     words = clause.said or clause.text
     stated = GRATITUDE.sub("", TAG_QUESTION.sub("", words))
-    if is_question(stated) or is_reaction(stated) or is_reported_opinion(stated):
+    if is_question(stated) or is_reaction(stated) or is_reported_opinion(stated) or THANKED_FOR.match(stated):
         return None
     if stated != words and len(stated.split()) < 3:
         return None  # "quick q, how do I ...?" is a question with a prefix, not a statement

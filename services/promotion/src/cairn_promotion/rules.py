@@ -238,7 +238,12 @@ _REACTION = re.compile(
     r"^(?:(?:that|this|it|these|those)\b[^,.;]{0,30}?\b(?:is|was|'s|are|were|sounds|looks|seems|feels)\s+"
     rf"(?:(?:so|really|very|super|absolutely|just|already|pretty|truly)\s+)*{_PRAISE}(?=\s*(?:[^\w\s]|$))"
     r"|(?:that|this|it)\s+(?:did it|did the trick|worked|fixed it|helped)\b"
-    r"|[^,.;]{0,40}\b(?:is|was|'s|sounds like)\s+a\s+(?:really\s+)?(?:nice|great|good|brilliant|lovely|smart)\s+idea\b)",
+    r"|[^,.;]{0,40}\b(?:is|was|'s|sounds like)\s+a\s+(?:really\s+)?(?:nice|great|good|brilliant|lovely|smart)\s+idea\b"
+    # "That sounds like a fascinating book", "They're great brands", "It's amazing how reading ...".
+    r"|(?:that|this|it|they|these|those)(?:'s|'re|\s+(?:is|are))?\s+(?:(?:sounds?|looks?|seems?)\s+(?:like\s+)?)?"
+    r"(?:an?\s+)?(?:(?:really|so|very|truly)\s+)?(?:great|fascinating|interesting|amazing|wonderful|fun|lovely|"
+    r"helpful|perfect|cool|awesome|delicious|incredible)(?:\s+[\w-]+)?\s*[.!]*$"
+    r"|it(?:'s|\s+is)\s+(?:amazing|incredible|interesting|funny|crazy|wild)\s+how\b)",
     re.IGNORECASE,
 )
 # Someone else's opinion or advice is theirs, not a fact about the user: "my manager thinks we should move to

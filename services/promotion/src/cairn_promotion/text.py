@@ -116,6 +116,14 @@ GRATITUDE = re.compile(
 )
 
 
+# "Anyway, thanks for the tips on earning stars": the prefix strip leaves "for the tips ..." (what was thanked for).
+THANKED_FOR = re.compile(
+    r"^for\s+(?:the|your|all\s+the|this|that|these|those)\s+(?:\w+\s+)?(?:tips|advice|help|suggestions?|"
+    r"recommendations?|info|information|ideas?|resources|list|links?|explanation|reminder|update|pointers)\b",
+    re.IGNORECASE,
+)
+
+
 def strip_code(content: str) -> str:
     return HTML_COMMENT.sub("\n", CODE_FENCE.sub("\n", content))
 
@@ -257,12 +265,22 @@ def verb_split(clause: str) -> list[str]:
     parts = [clause]
     for match in reversed(list(_VERB_JOIN.finditer(clause))):
         left, right = clause[: match.start()], parts[0][match.end() :]
-        if len(left.split()) < 3 or _SHARED_HEAD.search(left):
+        if len(left.split()) < 3 or _SHARED_HEAD.search(left) or _plural_after_first_person(subject, right):
             continue
         # After a bare comma a base form is an imperative ("I dislike long PRs, keep it short"): no subject.
         imperative = match.group().strip() == "," and _IMPERATIVE.match(right)
         parts[0:1] = [left, right.strip() if imperative else f"{subject} {right.strip()}"]
     return parts
+
+
+def _plural_after_first_person(subject: str, right: str) -> bool:
+    # "I might prepare some snacks and drinks to ...": after "I" or "we" a word in -s is a plural noun, not a verb.
+    word = re.match(rf"{_ADVERBS}([\w'-]+)", right, re.IGNORECASE)
+    return (
+        subject.lower() in ("i", "we")
+        and word is not None
+        and re.fullmatch(r"\w+[^s]s", word.group(1), re.I) is not None
+    )
 
 
 def subject_of(clause: str) -> str:
