@@ -58,7 +58,8 @@ def leading_name(words: str) -> str:
     for word in words.split():
         if not word[:1].isupper() or word.lower() in STOP_WORDS or word == "I":
             break
-        kept.append(_CONTRACTION.sub("", word))
-        if _CONTRACTION.search(word):
+        bare = _CONTRACTION.sub("", word)
+        kept.append(bare)
+        if bare != word:
             break  # "my brother Mateus's wedding": the name ends at the possessive or contraction
     return " ".join(kept)
