@@ -1,0 +1,73 @@
+"""What the user asked for in this session is a task, not a fact about them.
+
+These run on a memory as it would be written (after `rewrite.self_contained`), after the decision kept its
+clause: "The user wants to add a rolling 24-hour rainfall total", "The user needs help planning next week's
+meals", "Draft a quick email to the plumber", "The user wants the assistant to remind the user to cancel the
+trial before the 28th". No labelled set has such a memory as a fact; what is durable in them is said with a
+habit or a standing rule ("always", "every morning", "from now on"), which keeps the memory.
+"""
+
+import re
+
+# A standing rule or a habit, not a one-off task: "remind me to take levothyroxine at 6:30 every morning".
+_STANDING = re.compile(
+    r"\b(?:always|never|every|each|daily|weekly|monthly|from now on|going forward|in (?:the )?future|"
+    r"by default|default|whenever|any ?time)\b",
+    re.IGNORECASE,
+)
+# The verbs of a request the assistant carries out once.
+_TASK_VERBS = (
+    r"summari[sz]e|draft|write|explain|translate|list|show|find|check|calculate|compare|rewrite|fix|make|create|"
+    r"generate|suggest|recommend|book|remind|add|push|move|reschedule|cancel|help|give|tell|send|look|plan|put|"
+    r"set up|build|review|proofread|convert"
+)
+# "The user wants to add ...", "The user is trying to set up conditional formatting": what the user means to do
+# in this session. Trying to change a habit ("is trying to cut coffee to one cup a day") is the habit.
+_MEANS_TO = re.compile(
+    r"^The user (?:really |just |also )?(?:wants|needs|would like|'d like|is looking|is trying) to "
+    r"(?!be\b|(?:cut|quit|stop|reduce|limit|avoid|lose|eat|drink|sleep)\b)\w+",
+    re.IGNORECASE,
+)
+# "The user needs help with one problem in the API", "The user needs like a quick idea for a snack".
+_NEEDS_HELP = re.compile(
+    r"^The user (?:really |just |also )?(?:needs|wants|would like)(?: like)? "
+    r"(?:some |a little |a bit of |a quick |quick )?(?:help|ideas?|advice|suggestions?|tips|an? (?:idea|overview|summary|plan))\b",
+    re.IGNORECASE,
+)
+# "Summarize the second one in 3 bullets", "Need quick overview of UPI market share", and the same request
+# rewritten: "The user wants the assistant to remind the user to call mom sunday at 11".
+_ASKS_ASSISTANT = re.compile(
+    rf"^(?:The user wants the assistant to |pls |please |can you |could you )?(?:{_TASK_VERBS})\b|^need\b",
+    re.IGNORECASE,
+)
+# "The user wants this regex explained to the user": what the chat points at is this session's.
+_WANTS_THIS = re.compile(
+    r"^The user (?:wants|needs|would like) (?:this|that|these|those|it|the (?:first|second|third|last) one)\b",
+    re.IGNORECASE,
+)
+# A memory that stops mid-phrase ("The user's boss wants the user to", "... got married in the summer and") lost
+# its end to a dropped quote or a split: it states nothing whole. A stranded preposition is English ("a budget
+# the user tries to stick to", "if the assistant needs to"), so only a joining word or a determiner counts, or
+# a "wants the user to" with nothing after it.
+_DANGLING_END = re.compile(
+    r"(?:\b(?:and|or|but|the|an?|because|if|when|my|our|your|their)"
+    r"|\b(?:wants|asked|told|needs|expects)\s+(?:the user|me|us|him|her|them)\s+to)\W*$",
+    re.IGNORECASE,
+)
+
+
+# A fact said in passing inside the task: "The user needs to add the user's latest certification in Data
+# Science, which the user completed last month".
+_ASIDE = re.compile(r",\s+(?:which|who)\s+the user\s+\w+ed\b", re.IGNORECASE)
+
+
+def is_task_request(memory: str) -> bool:
+    """Whether a memory, as written, is something the user asked for once rather than something true of them."""
+    if _STANDING.search(memory) or _ASIDE.search(memory):
+        return False
+    return any(p.match(memory) for p in (_MEANS_TO, _NEEDS_HELP, _ASKS_ASSISTANT, _WANTS_THIS))
+
+
+def is_unfinished(memory: str) -> bool:
+    """Whether a memory ends on a word that needs what follows it."""
+    return bool(_DANGLING_END.search(memory))

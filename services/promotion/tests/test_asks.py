@@ -1,0 +1,83 @@
+"""What the user asked for once is not a memory, however confident the decision is; a habit or a standing
+rule said the same way is."""
+
+import pytest
+
+from cairn_promotion.asks import is_task_request, is_unfinished
+from cairn_promotion.offline import _candidate
+from cairn_promotion.text import Clause
+
+
+def _memory_of(said: str) -> str | None:
+    candidate = _candidate(Clause(said, said, "user"), (0.95, ["fact"]), None)
+    return None if candidate is None else candidate.text
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I want to add a rolling 24-hour rainfall total",
+        "I'm trying to set up conditional formatting in Excel",
+        "I need help planning next week's meals",
+        "I need like a quick idea for a snack to bring for the team",
+        "Summarize the second one in 3 bullets",
+        "Draft a quick email to the plumber asking if thursday 10am works",
+        "Pls suggest weekend places near Pune for 1 day",
+        "Need quick overview of UPI market share by app 2024",
+        "Remind me to cancel the Disney+ trial before the 28th",
+        "Explain this regex to me: ^(?=.*\\d).{8,}$",
+    ],
+)
+def test_a_one_off_request_is_not_a_memory(said: str) -> None:
+    assert _memory_of(said) is None
+
+
+@pytest.mark.parametrize(
+    ("said", "memory"),
+    [
+        # A habit being changed is the habit.
+        ("I'm trying to cut coffee to one cup a day", "The user is trying to cut coffee to one cup a day"),
+        # A standing rule is durable, even worded as a request.
+        (
+            "Remind me to take my levothyroxine at 6:30 every morning",
+            "The user wants the assistant to remind the user to take the user's levothyroxine at 6:30 every morning",
+        ),
+        (
+            "Always give citations in Bluebook format",
+            "The user wants the assistant to always give citations in Bluebook format",
+        ),
+        # A fact said in passing inside the task.
+        (
+            "I need to add my latest certification in Data Science, which I completed last month",
+            "The user needs to add the user's latest certification in Data Science, which the user completed last month",
+        ),
+        ("I want answers without tables", "The user wants answers without tables"),
+    ],
+)
+def test_a_standing_rule_or_a_habit_stays(said: str, memory: str) -> None:
+    assert _memory_of(said) == memory
+
+
+@pytest.mark.parametrize(
+    ("memory", "unfinished"),
+    [
+        ("The user's boss wants the user to", True),
+        ("The user's colleague Anika got married in the summer and", True),
+        ("Decided to go with 5 restarts in 15 minutes plus a", True),
+        # A stranded preposition is English.
+        ("The user has a grocery budget of 400 euros a month that the user tries to stick to", False),
+        (
+            "The user prefers code without inline comments, explained outside of it if the assistant needs to",
+            False,
+        ),
+        ("The user lives in Porto", False),
+    ],
+)
+def test_a_memory_cut_short_is_unfinished(memory: str, unfinished: bool) -> None:
+    assert is_unfinished(memory) is unfinished
+
+
+def test_the_rules_read_the_memory_as_written() -> None:
+    assert is_task_request("The user wants to know why")
+    assert not is_task_request("The user wants to be contacted by email only")
+    assert not is_task_request("The user wants the assistant to default meetings to 25 minutes")
