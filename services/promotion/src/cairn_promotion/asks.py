@@ -22,10 +22,11 @@ _TASK_VERBS = (
     r"set up|build|review|proofread|convert"
 )
 # "The user wants to add ...", "The user is trying to set up conditional formatting": what the user means to do
-# in this session. Trying to change a habit ("is trying to cut coffee to one cup a day") is the habit.
+# in this session. Changing a habit ("is trying to cut coffee to one cup a day") is the habit, and a goal that
+# takes months ("wants to train for a half marathon", "wants to retire at 55") is the user's for that long.
 _MEANS_TO = re.compile(
     r"^The user (?:really |just |also )?(?:wants|needs|would like|'d like|is looking|is trying) to "
-    r"(?!be\b|(?:cut|quit|stop|reduce|limit|avoid|lose|eat|drink|sleep)\b)\w+",
+    r"(?!be\b|(?:cut|quit|stop|reduce|limit|avoid|lose|eat|drink|sleep|train|learn|retire|become|save)\b)\w+",
     re.IGNORECASE,
 )
 # "The user needs help with one problem in the API", "The user needs like a quick idea for a snack".
@@ -45,12 +46,12 @@ _WANTS_THIS = re.compile(
     r"^The user (?:wants|needs|would like) (?:this|that|these|those|it|the (?:first|second|third|last) one)\b",
     re.IGNORECASE,
 )
-# A memory that stops mid-phrase ("The user's boss wants the user to", "... got married in the summer and") lost
-# its end to a dropped quote or a split: it states nothing whole. A stranded preposition is English ("a budget
-# the user tries to stick to", "if the assistant needs to"), so only a joining word or a determiner counts, or
-# a "wants the user to" with nothing after it.
+# A memory that stops mid-phrase ("The user's boss wants the user to", "... plus a") lost its end to a dropped
+# quote or a split: it states nothing whole. A stranded preposition is English ("a budget the user tries to
+# stick to", "if the assistant needs to"), so only a determiner or a subordinating word counts, or a "wants the
+# user to" with nothing after it.
 _DANGLING_END = re.compile(
-    r"(?:\b(?:and|or|but|the|an?|because|if|when|my|our|your|their)"
+    r"(?:\b(?:the|an?|because|if|when|my|our|your|their)"
     r"|\b(?:wants|asked|told|needs|expects)\s+(?:the user|me|us|him|her|them)\s+to)\W*$",
     re.IGNORECASE,
 )
@@ -66,6 +67,15 @@ def is_task_request(memory: str) -> bool:
     if _STANDING.search(memory) or _ASIDE.search(memory):
         return False
     return any(p.match(memory) for p in (_MEANS_TO, _NEEDS_HELP, _ASKS_ASSISTANT, _WANTS_THIS))
+
+
+# "The user is her primary carer, and": the joining word is cut, the fact stays.
+_TRAILING_JOIN = re.compile(r"[\s,;]+(?:and|or|but)\W*$", re.IGNORECASE)
+
+
+def without_trailing_join(memory: str) -> str:
+    """A memory without the joining word its clause ended on."""
+    return _TRAILING_JOIN.sub("", memory)
 
 
 def is_unfinished(memory: str) -> bool:

@@ -18,7 +18,7 @@ from datetime import date
 from typing import Protocol
 
 from cairn_contracts.promotion import Candidate, Turn
-from cairn_promotion.asks import is_task_request, is_unfinished
+from cairn_promotion.asks import is_task_request, is_unfinished, without_trailing_join
 from cairn_promotion.compiler import DEFAULT_MAX_CHARS, DEFAULT_MAX_TURNS, READABLE_ROLES, recent_window
 from cairn_promotion.names import named_candidates
 from cairn_promotion.referents import Referents
@@ -213,7 +213,7 @@ def _candidate(clause: Clause, verdict: tuple[float, list[str]], day: date | Non
         return None
     if stated != words and len(stated.split()) < 3:
         return None  # "quick q, how do I ...?" is a question with a prefix, not a statement
-    text = self_contained(stated, clause.role, day)
+    text = without_trailing_join(self_contained(stated, clause.role, day))
     if not content_tokens(text) or is_instruction_like(text) or holds_secret(text):
         return None  # "let's do that": the referent is elsewhere, so the memory would be meaningless
     if is_task_request(text) or is_unfinished(text):
