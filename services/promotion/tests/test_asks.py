@@ -3,7 +3,7 @@ rule said the same way is."""
 
 import pytest
 
-from cairn_promotion.asks import is_task_request, is_unfinished, without_trailing_join
+from cairn_promotion.asks import is_courtesy, is_task_request, is_unfinished, without_trailing_join
 from cairn_promotion.offline import _candidate
 from cairn_promotion.text import Clause
 
@@ -89,3 +89,22 @@ def test_the_rules_read_the_memory_as_written() -> None:
     assert is_task_request("The user wants to know why")
     assert not is_task_request("The user wants to be contacted by email only")
     assert not is_task_request("The user wants the assistant to default meetings to 25 minutes")
+
+
+@pytest.mark.parametrize(
+    ("said", "courtesy"),
+    [
+        ("I should be most grateful for any light you are able to shed on the matter", True),
+        ("I would be most grateful", True),
+        ("I hope you will forgive a letter which may wander a little", True),
+        ("I do hope you will not mind my writing to you about something rather domestic", True),
+        # A preference said politely is a preference.
+        ("I would be grateful if you kept your instructions to numbered steps", False),
+        ("I have a grateful old dog", False),
+    ],
+)
+def test_a_courtesy_to_the_assistant_is_not_a_memory(said: str, courtesy: bool) -> None:
+    memory = _memory_of(said)
+    assert (memory is None) is courtesy
+    if memory is not None:
+        assert not is_courtesy(memory)

@@ -372,6 +372,18 @@ class TestNormalise:
             ("I did some research on heat pumps", "The user did some research on heat pumps"),
             ("I've never used one before", "The user has never used one before"),
             ("I've heard great things about it", "The user has heard great things about it"),
+            # Formal English: "shall" is a modal, "quite" and "rather" are adverbs, "you not" / "you about" no verb.
+            ("I shall register voluntarily", "The user shall register voluntarily"),
+            ("I never quite had the time", "The user never quite had the time"),
+            ("I rather like Go", "The user rather likes Go"),
+            (
+                "I would prefer you not to suggest a pressure cooker",
+                "The user would prefer the assistant not to suggest a pressure cooker",
+            ),
+            ("I wrote to you about it", "The user wrote to the assistant about it"),
+            # What follows a preamble is the fact.
+            ("I should also mention that I am allergic to penicillin", "The user is allergic to penicillin"),
+            ("I should say at the outset that I much prefer base R", "The user much prefers base R"),
         ],
     )
     def test_i_conjugates_the_verb_not_its_adverb(self, clause: str, expected: str) -> None:

@@ -62,6 +62,23 @@ _DANGLING_END = re.compile(
 _ASIDE = re.compile(r",\s+(?:which|who)\s+the user\s+\w+ed\b", re.IGNORECASE)
 
 
+# Letter-writing courtesies addressed to the assistant: "The user should be most grateful for any light the
+# assistant is able to shed", "The user hopes the assistant will forgive a letter which may wander".
+_COURTESY = re.compile(
+    r"^The user (?:(?:should|would|will|shall) be (?:\w+ )?(?:grateful|obliged|thankful)"
+    # "would be grateful if the assistant kept its instructions to numbered steps" is a preference: kept.
+    r"(?= for\b| if the assistant (?:could|would|might|can)\b|\W*$)"
+    r"|(?:does |do )?hopes? (?:that )?the assistant|trusts (?:they|the assistant) will|is writing (?:because|to)\b)"
+    r"|\b(?:forgive|bear with) (?:the user|a|an|this|my)\b",
+    re.IGNORECASE,
+)
+
+
+def is_courtesy(memory: str) -> bool:
+    """Whether a memory is a courtesy said to the assistant ("would be most grateful", "hopes you will forgive")."""
+    return bool(_COURTESY.search(memory))
+
+
 def is_task_request(memory: str) -> bool:
     """Whether a memory, as written, is something the user asked for once rather than something true of them."""
     if _STANDING.search(memory) or _ASIDE.search(memory):

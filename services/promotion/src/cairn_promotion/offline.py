@@ -18,7 +18,7 @@ from datetime import date
 from typing import Protocol
 
 from cairn_contracts.promotion import Candidate, Turn
-from cairn_promotion.asks import is_task_request, is_unfinished, without_trailing_join
+from cairn_promotion.asks import is_courtesy, is_task_request, is_unfinished, without_trailing_join
 from cairn_promotion.compiler import DEFAULT_MAX_CHARS, DEFAULT_MAX_TURNS, READABLE_ROLES, recent_window
 from cairn_promotion.names import named_candidates
 from cairn_promotion.referents import Referents
@@ -216,8 +216,8 @@ def _candidate(clause: Clause, verdict: tuple[float, list[str]], day: date | Non
     text = without_trailing_join(self_contained(stated, clause.role, day))
     if not content_tokens(text) or is_instruction_like(text) or holds_secret(text):
         return None  # "let's do that": the referent is elsewhere, so the memory would be meaningless
-    if is_task_request(text) or is_unfinished(text):
-        return None  # what the user asked for once, or a phrase cut short, is not a fact about them
+    if is_task_request(text) or is_courtesy(text) or is_unfinished(text):
+        return None  # what the user asked for once, a courtesy or a phrase cut short is not a fact about them
     # A compiled memory is never certain (only what someone asked to remember is): 0.996 must not round to 1.
     confidence = min(round(confidence, 2), MAX_CONFIDENCE)
     return Candidate(text=text[:2000], confidence=confidence, tags=tags, slot=slot_of(text))

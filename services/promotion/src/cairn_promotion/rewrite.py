@@ -10,18 +10,27 @@ from cairn_promotion.text import DISCOURSE_PREFIX
 
 _IRREGULAR_3RD = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is", "are": "is"}
 _MODALS = frozenset(
-    {"can", "can't", "cannot", "will", "won't", "would", "should", "must", "could", "may", "might"}
+    {"can", "can't", "cannot", "will", "won't", "would", "should", "must", "could", "may", "might", "shall"}
 )
 _NEGATIONS = {"don't": "doesn't", "do not": "does not", "haven't": "hasn't", "have not": "has not"}
 _TRAILING_FILLER = re.compile(r"[\s,]+(?:btw|lol|haha|fyi|then|thanks|thx|ty|pls|please)\W*$", re.IGNORECASE)
 # "before you hand code back" -> "before the assistant hands code back"; words that cannot be verbs stay.
 _YOU_VERB = re.compile(
     r"\byou\s+(?!(?:for|to|and|or|the|a|an|in|on|at|with|of|too|all|guys|both|know|can|can't|will|won't|"
-    r"would|should|must|could|may|might|did|didn't|had|were|was|always|never|also|just|really|then|so)\b)"
+    r"would|should|must|could|may|might|did|didn't|had|were|was|always|never|also|just|really|then|so|"
+    # "prefer you not to suggest", "writing to you about something": not a verb of the assistant's.
+    r"not|about|from|as|if|when|that|again|here|there|now|yet|over|into|up|out|back|first|because|once)\b)"
     r"([a-z]+)\b",
     re.IGNORECASE,
 )
 
+# "I should also mention that I am allergic to penicillin": the fact is what follows the preamble.
+_PREAMBLE = re.compile(
+    r"^i\s+(?:(?:should|must|ought to|might|may|would)\s+(?:also\s+|perhaps\s+|just\s+|first\s+)?"
+    r"(?:say|mention|add|explain|point out|note|tell (?:you|the assistant))|confess|admit|must admit)"
+    r"(?:\s+at the outset|\s+first)?(?:\s+that)?[\s,]+(?=\w)",
+    re.IGNORECASE,
+)
 # "We adopted a greyhound, his name is Biscuit": the pronoun has no referent once the fact stands alone.
 _NAME_APPOSITION = re.compile(r",\s+(?:his|her|its|their)\s+name(?:'s|\s+is)\s+(?=\w)", re.IGNORECASE)
 
@@ -120,7 +129,7 @@ def normalise(text: str, role: str = "user") -> str:
     text = _TRAILING_FILLER.sub("", text).rstrip(" .!,;:")
     text = _NAME_APPOSITION.sub(", named ", text)
     if role != "assistant":
-        text = _rewrite_subject(text)
+        text = _rewrite_subject(_PREAMBLE.sub("", text))
         head, _, rest = text.partition(" ")
         for pattern, replacement in _MID_REWRITES:
             rest = pattern.sub(replacement, rest)
@@ -228,11 +237,11 @@ def self_contained(text: str, role: str = "user", day: date | None = None) -> st
 
 
 _AGREEMENT = re.compile(
-    rf"(\bthe user (?:(?:{FREQUENCY}|just|only|already|now|even|soon|then|both|"
+    rf"(\bthe user (?:(?:{FREQUENCY}|just|only|already|now|even|soon|then|both|quite|rather|"
     r"(?!(?:apply|reply|rely|supply|fly|ally|bully|multiply|comply|imply)\b)\w{3,}ly) )*)"
-    r"(?!(?:is|was|has|does|doesn't|can|can't|will|won't|would|should|"
+    r"(?!(?:is|was|has|does|doesn't|can|can't|will|won't|would|should|shall|"
     r"must|could|may|might|and|or|to|in|on|at|for|of|with|team|family|side|a|an|the|this|that|some|any|"
-    rf"{FREQUENCY}|just|only|already|now|even|soon|then|both|\w+ly)\b)"
+    rf"{FREQUENCY}|just|only|already|now|even|soon|then|both|quite|rather|\w+ly)\b)"
     # "don't" as a whole ("that the user doesn't touch", not "dons't"): a word never ends at an apostrophe.
     r"(don't|do not|haven't|have not|go|do|[a-z]{3,})(?<!s)\b(?!')",
     re.IGNORECASE,
@@ -241,7 +250,7 @@ _FREQUENCY_WORD = re.compile(FREQUENCY, re.IGNORECASE)
 # Adverbs between the subject and its verb ("I just paid", "I only drink", "we recently moved"): the verb
 # after them is conjugated, not the adverb ("justs", "onlies"). Verbs that end in -ly are not adverbs.
 # "both" too: "We both work from home" had become "The user boths work from home".
-_LEAD_ADVERBS = frozenset("just only already now even soon then both".split())
+_LEAD_ADVERBS = frozenset("just only already now even soon then both quite rather".split())
 _LY_VERBS = frozenset("apply reply rely supply fly ally bully multiply comply imply".split())
 
 
