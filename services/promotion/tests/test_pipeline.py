@@ -116,6 +116,10 @@ def test_time_bound_facts_are_dated_only_when_the_turn_has_a_date() -> None:
         "the grafana admin login is admin slash Tr0ub4dor-77 if that matters",
         "creds are bob / hunter2",
         "Credentials: root/toor",
+        # Writer O's (train_extra_v9.json), promoted before the shapes knew a vendor's prefix.
+        "The key for the stack is glc_eyJvIjoiOTk4ODc3IiwibiI6ImFsZXJ0cyJ9 if you need it",
+        "glpat-Xk29fj3LqPz8Rt5vWb1Y",
+        "the token: 7f3a9c2b1d8e4f60a5b7",
     ],
 )
 def test_credential_shapes_are_secrets(text: str) -> None:
@@ -132,6 +136,9 @@ def test_credential_shapes_are_secrets(text: str) -> None:
         "I passed the bar exam",
         "The login page is slow on Safari",
         "We rotate credentials every 90 days",
+        "The queue is payment_service_worker_queue_v2",
+        "The key is to keep the batch size at 500",
+        "The primary key is order_id",
     ],
 )
 def test_ordinary_facts_are_not_secrets(text: str) -> None:

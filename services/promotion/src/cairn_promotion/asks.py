@@ -68,7 +68,7 @@ _COURTESY = re.compile(
     r"^The user (?:(?:should|would|will|shall) be (?:\w+ )?(?:grateful|obliged|thankful)"
     # "would be grateful if the assistant kept its instructions to numbered steps" is a preference: kept.
     r"(?= for\b| if the assistant (?:could|would|might|can)\b|\W*$)"
-    r"|(?:does |do )?hopes? (?:that )?the assistant|trusts (?:they|the assistant) will|is writing (?:because|to)\b)"
+    r"|(?:does |do )?hopes? (?:that )?the assistant|trusts (?:they|the assistant) will)"
     r"|\b(?:forgive|bear with) (?:the user|a|an|this|my)\b",
     re.IGNORECASE,
 )

@@ -79,6 +79,11 @@ _SECRET_SHAPE = re.compile(
     r"|\b(?:\d[ -]?){13,19}\b"  # card numbers
     r"|\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}(?: ?[A-Z0-9]{1,3})?\b"  # IBANs
     r"|(?<![\w/])[A-Za-z0-9+/]{32,}={0,2}(?![\w/])"  # long base64 blobs
+    # A vendor's prefixed token ("glc_eyJvIjoi...", "glpat-...", "npm_..."): a short lowercase prefix, then a
+    # long run with digits and capitals (snake_case names have neither).
+    r"|\b[a-z]{2,8}[_-](?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Z])[A-Za-z0-9_-]{20,}"
+    # "The key for the stack is Xk29...", "token: 7f3a9c...": a key or token's value, digits and letters mixed.
+    r"|\b(?:key|token)\b[^.!?]{0,25}?(?:\bis\b|[:=])\s*(?=\S*\d)(?=\S*[A-Za-z])\S{12,}"
 )
 
 
