@@ -4,13 +4,14 @@ rule said the same way is."""
 import pytest
 
 from cairn_promotion.asks import is_courtesy, is_task_request, is_unfinished, without_trailing_join
-from cairn_promotion.offline import _candidate
+from cairn_promotion.offline import _candidate, as_memory
 from cairn_promotion.text import Clause
 
 
 def _memory_of(said: str) -> str | None:
     candidate = _candidate(Clause(said, said, "user"), (0.95, ["fact"]), None)
-    return None if candidate is None else candidate.text
+    memory = None if candidate is None else as_memory(candidate)
+    return None if memory is None else memory.text
 
 
 @pytest.mark.parametrize(

@@ -429,6 +429,13 @@ def test_the_assistants_names_are_not_the_users() -> None:
         ("the standup is at 9:30, sorry, 10:00 on Mondays", "the standup is at 10:00 on Mondays"),
         ("the meeting is on the 14th no sorry the 15th", "the meeting is on the 15th"),
         ("my manager is Tom, I mean Tim", "my manager is Tim"),
+        # The correction ends the sentence and one earlier word has its form: that is the value corrected.
+        (
+            "The team policy requires 80% test coverage on services, sorry, 85%",
+            "The team policy requires 85% test coverage on services",
+        ),
+        ("I set aside 25% of each payment, sorry, 30%.", "I set aside 30% of each payment"),
+        ("we have 2 clusters with 12 nodes, sorry, 14", "we have 2 clusters with 12 nodes, sorry, 14"),
         # No value corrected: left as written.
         (
             "Thanks, and sorry, I shouldn't have pasted that.",

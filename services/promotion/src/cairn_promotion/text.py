@@ -360,7 +360,28 @@ def _corrected(before: str, after: str) -> str | None:
             trail = right[k - 1][len(new[-1]) :]  # the punctuation after the new value stays
             rest = " ".join(right[k:])
             return " ".join([*left[:-k], *new]) + trail + (f" {rest}" if rest else "")
-    return None
+    return _corrected_earlier_value(left, right)
+
+
+def _corrected_earlier_value(left: list[str], right: list[str]) -> str | None:
+    # "requires 80% test coverage on services, sorry, 85%": the correction ends the sentence and one earlier
+    # word has its exact form (digits aside), so that is the value it replaces.
+    if len(right) != 1 or _shape(right[0]) != "digit":
+        return None
+    new = right[0].rstrip(",.;)!")
+    form = _digit_form(new)
+    same_form = [i for i, word in enumerate(left) if _digit_form(word.rstrip(",.;)")) == form]
+    if len(same_form) != 1 or not _is_value([left[same_form[0]]], [new]):
+        return None
+    i = same_form[0]
+    word = left[i]
+    fixed = [*left[:i], new + word[len(word.rstrip(",.;)")) :], *left[i + 1 :]]
+    return " ".join(fixed).rstrip(" ,;-–—")
+
+
+def _digit_form(word: str) -> str:
+    """A value's form with its digits abstracted: "80%" and "85%" are both "d%", "02:00" is "d:d"."""
+    return re.sub(r"\d+", "d", _unquoted(word))
 
 
 def _unquoted(word: str) -> str:
