@@ -381,6 +381,10 @@ class TestNormalise:
                 "The user would prefer the assistant not to suggest a pressure cooker",
             ),
             ("I wrote to you about it", "The user wrote to the assistant about it"),
+            # Dictated speech: "wanna" is "want to", "blew" a past tense.
+            ("I wanna know what I can take", "The user wants to know what the user can take"),
+            ("I gotta pick up groceries", "The user has to pick up groceries"),
+            ("I totally blew it on takeout", "The user totally blew it on takeout"),
             # What follows a preamble is the fact.
             ("I should also mention that I am allergic to penicillin", "The user is allergic to penicillin"),
             ("I should say at the outset that I much prefer base R", "The user much prefers base R"),

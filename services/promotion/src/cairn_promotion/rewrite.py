@@ -94,8 +94,11 @@ _PAST_IRREGULAR = frozenset(
     "broke went got saw had made took bought sold left met ran came gave found began wrote read lost won paid "
     "spent told said felt kept thought grew knew became drove flew fell chose forgot heard held built sent "
     "brought caught taught fought sat stood understood hit put set cut quit split did was were ate drank rode "
-    "spoke slept swam threw wore woke forgot drew sang shook".split()
+    "spoke slept swam threw wore woke forgot drew sang shook blew dug hung lent meant bent lit led fed shot struck "
+    "stuck swung bit hid spun sank rang stole froze rose tore swore beat cost hurt let shut spread burst".split()
 )
+# Spoken contractions of a verb and "to": "I wanna know" -> "The user wants to know", not "wannas".
+_SPOKEN_TO = {"wanna": "wants to", "gotta": "has to", "gonna": "is going to", "hafta": "has to"}
 # Present-tense verbs that end like a past tense ("we need", not "we agreed").
 _PRESENT_EED = frozenset("need feed proceed succeed exceed speed breed bleed seed heed".split())
 _MID_REWRITES = _rewrites(
@@ -335,6 +338,8 @@ def _rewrite_subject(text: str) -> str:
 def _third_person(verb: str) -> str:
     if verb in _NEGATIONS:
         return _NEGATIONS[verb]
+    if verb in _SPOKEN_TO:
+        return _SPOKEN_TO[verb]
     if verb.endswith("n't"):
         return verb  # "didn't", "can't", "wasn't": no third-person form of their own
     if verb in _IRREGULAR_3RD:
