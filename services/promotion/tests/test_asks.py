@@ -90,6 +90,8 @@ def test_the_rules_read_the_memory_as_written() -> None:
     assert is_task_request("The user wants to know why")
     assert not is_task_request("The user wants to be contacted by email only")
     assert not is_task_request("The user wants the assistant to default meetings to 25 minutes")
+    # A key: value line is not an imperative ("Plan: Team plan, 12 seats").
+    assert not is_task_request("Plan: Team plan, 12 seats")
 
 
 @pytest.mark.parametrize(

@@ -38,7 +38,7 @@ _NEEDS_HELP = re.compile(
 # "Summarize the second one in 3 bullets", "Need quick overview of UPI market share", and the same request
 # rewritten: "The user wants the assistant to remind the user to call mom sunday at 11".
 _ASKS_ASSISTANT = re.compile(
-    rf"^(?:The user wants the assistant to |pls |please |can you |could you )?(?:{_TASK_VERBS})\b|^need\b",
+    rf"^(?:The user wants the assistant to |pls |please |can you |could you )?(?:{_TASK_VERBS})\b(?!:)|^need\b",
     re.IGNORECASE,
 )
 # "The user wants this regex explained to the user": what the chat points at is this session's.
