@@ -497,7 +497,8 @@ class TestKnowledgeUpdates:
             [
                 ("user", "Quick update: we moved the standup to 10:00."),
                 ("assistant", "Got it."),
-                ("user", "I live in Lisbon now."),
+                # The request is what the user asked for once: the decision keeps it, `offline.as_memory` drops it.
+                ("user", "I live in Lisbon now. Remind me to cancel the Disney+ trial before the 28th."),
             ],
         )
         second = await promote_and_wait(http, temporal, key, "after")
