@@ -505,7 +505,7 @@ class TestKnowledgeUpdates:
         assert (second.promoted, second.superseded) == (0, 2)
 
         rows = {m["text"]: m for m in await promoted_rows(http, key)}
-        new_standup = rows["The user's team moved the standup to 10:00"]
+        new_standup = rows["The standup is at 10:00"]
         new_home = rows["The user lives in Lisbon now"]
         for new, before in (
             (new_standup, old["The standup is at 09:30 every weekday"]),
@@ -519,12 +519,12 @@ class TestKnowledgeUpdates:
 
         # recall shows only the new values among promoted memories; include_superseded shows both
         live = [m for m in await recall_texts(http, key, "when is the standup") if m["source"] == "promoted"]
-        assert live[0]["text"] == "The user's team moved the standup to 10:00"
+        assert live[0]["text"] == "The standup is at 10:00"
         assert not any("09:30" in m["text"] for m in live)
         everything = await recall_texts(http, key, "when is the standup", include_superseded=True)
         texts = {m["text"] for m in everything}
         assert {
-            "The user's team moved the standup to 10:00",
+            "The standup is at 10:00",
             "The standup is at 09:30 every weekday",
         } <= texts
         home = [

@@ -44,6 +44,7 @@ from cairn_promotion.text import (
     strip_code,
     strip_remember,
 )
+from cairn_promotion.updates import as_state
 
 # Below this a clause is noise, not a weak candidate; emitting it would only bloat gate input.
 MIN_EMIT_CONFIDENCE = 0.3
@@ -224,13 +225,14 @@ def _candidate(clause: Clause, verdict: tuple[float, list[str]], day: date | Non
 
 def as_memory(candidate: Candidate) -> Candidate | None:
     """The rules after the decision's pipeline: what the user asked for once, a courtesy or a phrase cut short
-    is not a fact about them, and a trailing "and" is cut.
+    is not a fact about them, a trailing "and" is cut, and a setting's change is said as the value it leaves
+    (`updates.as_state`).
 
     They run outside `_candidate` on purpose: `eval/train_durable.py` picks the decision's threshold by
     cross-validation over `_candidate`, and with these rules inside it the fewer false positives on dev let
     the threshold fall (0.375 -> 0.325), which lost precision on every outside set (eval/README.md).
     """
-    text = without_trailing_join(candidate.text)
+    text = as_state(without_trailing_join(candidate.text))
     if is_task_request(text) or is_courtesy(text) or is_unfinished(text):
         return None
     return (

@@ -1,0 +1,49 @@
+"""A change of a setting said as an event is remembered as the value it leaves.
+
+"we moved the standup to 10:00 starting next week" -> "The standup is at 10:00"; "I bumped the contribution to
+$600 a month" -> "The user's contribution is $600 a month". The value is what a later question asks ("when is
+the standup?") and what the memory it replaces held, so the two share a slot and the new one supersedes the
+old. When the change happened or takes effect is left out: it is the event's, not the setting's. Only values
+that are times, days, amounts or quantities: "moved the files to S3" is not a setting.
+"""
+
+import re
+
+_DATED = re.compile(r"^On (\d{4}-\d{2}-\d{2}), the (.*)$")
+# When the change happened or takes effect.
+_WHEN = (
+    r"(?i:\s*,?\s*(?:last|this|next) (?:week|month|year|quarter|sprint|term)"
+    r"|\s*,?\s*in (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*(?: \d{4})?"
+    r"|\s*,?\s*(?:a|one|two|three|\d+|a few|a couple of) (?:days?|weeks?|months?) ago"
+    r"|\s*,?\s*(?:starting|from|as of|effective) (?:next|this|today|tomorrow|monday|tuesday|wednesday|thursday|"
+    r"friday|saturday|sunday|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[\w ]*"
+    r"|\s*,?\s*(?:recently|now))*"
+)
+_DAYS = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
+_TIME = r"\d{1,2}(?::\d{2})?(?:\s*(?:am|pm))?|noon|midday"
+_AMOUNT = r"[$£€]\s?\d[\d,.]*k?|\d[\d,.]*\s?(?:%|mg|mcg|g|kg|ml|k|minutes?|mins?|hours?|days?|weeks?)"
+# "The user's team moved the standup to 10:00", "The user bumped the contribution to $600 a month".
+_SET_TO = re.compile(
+    r"^(The user|The user's team) (?:just |finally |recently )?"
+    r"(?:moved|bumped|raised|increased|upped|lowered|reduced|cut|changed|pushed|shifted) "
+    r"(?:the |the user's )([\w' :-]{1,30}?) to "
+    rf"((?:{_TIME})(?: on {_DAYS})?|{_DAYS}(?: at (?:{_TIME}))?|(?:{_AMOUNT})(?: (?:a|per) (?:day|week|month|year))?)"
+    rf"{_WHEN}$",
+    re.IGNORECASE,
+)
+
+
+def as_state(memory: str) -> str:
+    """The setting a change leaves, or the memory as it was when it states no change of this shape."""
+    dated = _DATED.match(memory)
+    body = f"The {dated.group(2)}" if dated else memory
+    match = _SET_TO.match(body)
+    if match is None:
+        return memory
+    who, thing, value = match.groups()
+    owner = "The user's" if who == "The user" else "The"
+    if re.match(rf"^(?:{_TIME})", value, re.IGNORECASE) and not re.match(_AMOUNT, value, re.IGNORECASE):
+        return f"{owner} {thing} is at {value}"
+    if re.match(_DAYS, value, re.IGNORECASE):
+        return f"{owner} {thing} is on {value}"
+    return f"{owner} {thing} is {value}"

@@ -1,0 +1,44 @@
+"""A setting's change said as an event is remembered as the value it leaves, in the slot of the old value."""
+
+import pytest
+
+from cairn_contracts.promotion import Turn
+from cairn_promotion.learned import load_default_decision
+from cairn_promotion.offline import OfflineCompiler
+from cairn_promotion.slots import slot_of
+from cairn_promotion.updates import as_state
+
+
+@pytest.mark.parametrize(
+    ("memory", "state"),
+    [
+        ("The user's team moved the standup to 10:00", "The standup is at 10:00"),
+        ("The user's team moved the standup to 10:00 starting next week", "The standup is at 10:00"),
+        ("The user's team moved the 1:1 to Thursdays at 15:00", "The 1:1 is on Thursdays at 15:00"),
+        ("The user moved the retro to 3pm", "The user's retro is at 3pm"),
+        ("The user raised the dose to 100mg last month", "The user's dose is 100mg"),
+        (
+            "On 2025-01-29, the user bumped the contribution to $600 a month starting this year",
+            "The user's contribution is $600 a month",
+        ),
+        # Not a setting's value: left as it was.
+        ("The user's team moved the files to S3", "The user's team moved the files to S3"),
+        ("The user moved the meeting to next Tuesday", "The user moved the meeting to next Tuesday"),
+        ("The user moved to Lisbon last month", "The user moved to Lisbon last month"),
+    ],
+)
+def test_a_change_becomes_the_value_it_leaves(memory: str, state: str) -> None:
+    assert as_state(memory) == state
+
+
+def test_the_new_value_takes_the_old_values_slot() -> None:
+    assert slot_of(as_state("The user's team moved the standup to 10:00")) == slot_of(
+        "The standup is at 09:30 every weekday"
+    )
+
+
+def test_the_compiler_writes_the_value() -> None:
+    turns = [Turn(role="user", content="Quick update: we moved the standup to 10:00.")]
+    assert [c.text for c in OfflineCompiler(load_default_decision()).extract(turns)] == [
+        "The standup is at 10:00"
+    ]
