@@ -12,7 +12,7 @@ import re
 # A standing rule or a habit, not a one-off task: "remind me to take levothyroxine at 6:30 every morning".
 _STANDING = re.compile(
     r"\b(?:always|never|every|each|daily|weekly|monthly|from now on|going forward|in (?:the )?future|"
-    r"by default|default|whenever|any ?time)\b",
+    r"default|whenever|any ?time)\b",
     re.IGNORECASE,
 )
 # The verbs of a request the assistant carries out once.
@@ -56,12 +56,9 @@ _DANGLING_END = re.compile(
     re.IGNORECASE,
 )
 
-
 # A fact said in passing inside the task: "The user needs to add the user's latest certification in Data
 # Science, which the user completed last month".
 _ASIDE = re.compile(r",\s+(?:which|who)\s+the user\s+\w+ed\b", re.IGNORECASE)
-
-
 # Letter-writing courtesies addressed to the assistant: "The user should be most grateful for any light the
 # assistant is able to shed", "The user hopes the assistant will forgive a letter which may wander".
 _COURTESY = re.compile(
@@ -72,6 +69,9 @@ _COURTESY = re.compile(
     r"|\b(?:forgive|bear with) (?:the user|a|an|this|my)\b",
     re.IGNORECASE,
 )
+
+# "The user is her primary carer, and": the joining word is cut, the fact stays.
+_TRAILING_JOIN = re.compile(r"[\s,;]+(?:and|or|but)\W*$", re.IGNORECASE)
 
 
 def is_courtesy(memory: str) -> bool:
@@ -84,10 +84,6 @@ def is_task_request(memory: str) -> bool:
     if _STANDING.search(memory) or _ASIDE.search(memory):
         return False
     return any(p.match(memory) for p in (_MEANS_TO, _NEEDS_HELP, _ASKS_ASSISTANT, _WANTS_THIS))
-
-
-# "The user is her primary carer, and": the joining word is cut, the fact stays.
-_TRAILING_JOIN = re.compile(r"[\s,;]+(?:and|or|but)\W*$", re.IGNORECASE)
 
 
 def without_trailing_join(memory: str) -> str:

@@ -9,7 +9,8 @@ that are times, days, amounts or quantities: "moved the files to S3" is not a se
 
 import re
 
-_DATED = re.compile(r"^On (\d{4}-\d{2}-\d{2}), the (.*)$")
+# `rewrite.self_contained` dates a time-bound memory: "On 2025-01-29, the user bumped ...".
+_DATED = re.compile(r"^On \d{4}-\d{2}-\d{2}, the (.*)$")
 # When the change happened or takes effect.
 _WHEN = (
     r"(?i:\s*,?\s*(?:last|this|next) (?:week|month|year|quarter|sprint|term)"
@@ -26,8 +27,9 @@ _AMOUNT = r"[$£€]\s?\d[\d,.]*k?|\d[\d,.]*\s?(?:%|mg|mcg|g|kg|ml|k|minutes?|mi
 _SET_TO = re.compile(
     r"^(The user|The user's team) (?:just |finally |recently )?"
     r"(?:moved|bumped|raised|increased|upped|lowered|reduced|cut|changed|pushed|shifted) "
-    r"(?:the |the user's )([\w' :-]{1,30}?) to "
-    rf"((?:{_TIME})(?: on {_DAYS})?|{_DAYS}(?: at (?:{_TIME}))?|(?:{_AMOUNT})(?: (?:a|per) (?:day|week|month|year))?)"
+    r"(?:the |the user's )([\w' :-]{1,30}?) to (?:"
+    rf"(?P<at>(?:{_TIME})(?: on {_DAYS})?)|(?P<on>{_DAYS}(?: at (?:{_TIME}))?)"
+    rf"|(?P<amount>(?:{_AMOUNT})(?: (?:a|per) (?:day|week|month|year))?))"
     rf"{_WHEN}$",
     re.IGNORECASE,
 )
@@ -36,14 +38,12 @@ _SET_TO = re.compile(
 def as_state(memory: str) -> str:
     """The setting a change leaves, or the memory as it was when it states no change of this shape."""
     dated = _DATED.match(memory)
-    body = f"The {dated.group(2)}" if dated else memory
+    body = f"The {dated.group(1)}" if dated else memory
     match = _SET_TO.match(body)
     if match is None:
         return memory
-    who, thing, value = match.groups()
+    who, thing = match.group(1, 2)
     owner = "The user's" if who == "The user" else "The"
-    if re.match(rf"^(?:{_TIME})", value, re.IGNORECASE) and not re.match(_AMOUNT, value, re.IGNORECASE):
-        return f"{owner} {thing} is at {value}"
-    if re.match(_DAYS, value, re.IGNORECASE):
-        return f"{owner} {thing} is on {value}"
-    return f"{owner} {thing} is {value}"
+    kind = next(k for k in ("at", "on", "amount") if match.group(k))
+    value = match.group(kind)
+    return f"{owner} {thing} is {value}" if kind == "amount" else f"{owner} {thing} is {kind} {value}"
