@@ -498,7 +498,10 @@ class TestKnowledgeUpdates:
                 ("user", "Quick update: we moved the standup to 10:00."),
                 ("assistant", "Got it."),
                 # The request is what the user asked for once: the decision keeps it, `offline.as_memory` drops it.
-                ("user", "I live in Lisbon now. Remind me to cancel the Disney+ trial before the 28th."),
+                (
+                    "user",
+                    "I moved to Lisbon last month. Remind me to cancel the Disney+ trial before the 28th.",
+                ),
             ],
         )
         second = await promote_and_wait(http, temporal, key, "after")
@@ -506,7 +509,7 @@ class TestKnowledgeUpdates:
 
         rows = {m["text"]: m for m in await promoted_rows(http, key)}
         new_standup = rows["The standup is at 10:00"]
-        new_home = rows["The user lives in Lisbon now"]
+        new_home = rows["The user lives in Lisbon"]
         for new, before in (
             (new_standup, old["The standup is at 09:30 every weekday"]),
             (new_home, old["The user lives in Berlin with the user's partner"]),
@@ -532,8 +535,22 @@ class TestKnowledgeUpdates:
             for m in await recall_texts(http, key, "where does the user live")
             if m["source"] == "promoted"
         ]
-        assert "The user lives in Lisbon now" in home
+        assert "The user lives in Lisbon" in home
         assert not any("Berlin" in t for t in home)
+
+        # Said the same way, a new tool is not a new home: it is promoted and supersedes nothing.
+        await add_turns(
+            http,
+            key,
+            "tools",
+            [("user", "I moved to Zotero from Mendeley last autumn."), ("assistant", "Ok.")],
+        )
+        third = await promote_and_wait(http, temporal, key, "tools")
+        assert (third.promoted, third.superseded) == (1, 0)
+        rows = {m["text"]: m for m in await promoted_rows(http, key)}
+        [tool] = [m for text, m in rows.items() if "moved to Zotero from Mendeley" in text]  # dated: an event
+        assert "supersedes" not in tool["metadata"]
+        assert rows["The user lives in Lisbon"]["superseded_by"] is None
         # the explicit memory with the old value is untouched
         got = await http.get(f"/api/v1/memory/{explicit['id']}", headers=bearer(key))
         assert got.json()["data"]["superseded_by"] is None

@@ -4,7 +4,7 @@ import pytest
 
 from cairn_contracts.promotion import Turn
 from cairn_promotion.learned import load_default_decision
-from cairn_promotion.offline import OfflineCompiler
+from cairn_promotion.offline import UPDATE_CONFIDENCE, OfflineCompiler
 from cairn_promotion.slots import slot_of
 from cairn_promotion.updates import as_state
 
@@ -24,7 +24,16 @@ from cairn_promotion.updates import as_state
         # Not a setting's value: left as it was.
         ("The user's team moved the files to S3", "The user's team moved the files to S3"),
         ("The user moved the meeting to next Tuesday", "The user moved the meeting to next Tuesday"),
-        ("The user moved to Lisbon last month", "The user moved to Lisbon last month"),
+        # A move to a known place is a new home; to anything else (a tool, a service) it keeps its words.
+        ("The user moved to Lisbon last month", "The user lives in Lisbon"),
+        ("On 2025-06-02, the user moved to the Netherlands in 2023", "The user lives in the Netherlands"),
+        ("The user's sister Ana moved to Porto", "The user's sister Ana lives in Porto"),
+        ("The user moved to Zotero last autumn", "The user moved to Zotero last autumn"),
+        ("The user moved to R last year", "The user moved to R last year"),
+        (
+            "The user relocated to Berlin for a job at Zalando",
+            "The user relocated to Berlin for a job at Zalando",
+        ),
     ],
 )
 def test_a_change_becomes_the_value_it_leaves(memory: str, state: str) -> None:
@@ -42,3 +51,25 @@ def test_the_compiler_writes_the_value() -> None:
     assert [c.text for c in OfflineCompiler(load_default_decision()).extract(turns)] == [
         "The standup is at 10:00"
     ]
+
+
+def test_a_move_home_supersedes_where_the_user_lived() -> None:
+    assert slot_of(as_state("The user moved to Lisbon last month")) == slot_of("The user lives in Berlin")
+    assert slot_of(as_state("The user's sister moved to Porto")) == slot_of(
+        "The user's sister lives in Braga"
+    )
+
+
+def test_a_new_tool_is_not_a_new_home() -> None:
+    # Said the same way as a move, "moved to Zotero" must not supersede where the user lives.
+    assert slot_of("The user moved to Zotero last autumn") != "user|residence"
+    assert slot_of("The user's sister moved to Notion") is None
+    assert slot_of("The user moved to New York in May") == "user|residence"
+
+
+def test_a_move_home_is_kept_though_its_wording_reads_as_an_event() -> None:
+    # The decision alone scores "I moved to Lisbon last month" under the gate (0.56): the state is kept.
+    turns = [Turn(role="user", content="I moved to Lisbon last month.")]
+    [memory] = OfflineCompiler(load_default_decision()).extract(turns)
+    assert (memory.text, memory.slot) == ("The user lives in Lisbon", "user|residence")
+    assert memory.confidence >= UPDATE_CONFIDENCE

@@ -49,6 +49,10 @@ from cairn_promotion.updates import as_state
 # Below this a clause is noise, not a weak candidate; emitting it would only bloat gate input.
 MIN_EMIT_CONFIDENCE = 0.3
 MAX_CONFIDENCE = 0.99
+# A change `updates.as_state` recognises (a move to a known place, a setting's new time or amount) is a
+# knowledge update by definition, though the decision reads its wording as an event ("I moved to Lisbon last
+# month" scores 0.56): the state it leaves is kept with at least this confidence, above the default gate.
+UPDATE_CONFIDENCE = 0.7
 # Candidates whose content tokens overlap this much are one memory said twice.
 DEDUPE_JACCARD = 0.7
 
@@ -225,21 +229,21 @@ def _candidate(clause: Clause, verdict: tuple[float, list[str]], day: date | Non
 
 def as_memory(candidate: Candidate) -> Candidate | None:
     """The rules after the decision's pipeline: what the user asked for once, a courtesy or a phrase cut short
-    is not a fact about them, a trailing "and" is cut, and a setting's change is said as the value it leaves
-    (`updates.as_state`).
+    is not a fact about them, a trailing "and" is cut, and a setting's change or a move home is said as the state
+    it leaves (`updates.as_state`), kept with at least `UPDATE_CONFIDENCE`.
 
     They run outside `_candidate` on purpose: `eval/train_durable.py` picks the decision's threshold by
     cross-validation over `_candidate`, and with these rules inside it the fewer false positives on dev let
     the threshold fall (0.375 -> 0.325), which lost precision on every outside set (eval/README.md).
     """
-    text = as_state(without_trailing_join(candidate.text))
+    said = without_trailing_join(candidate.text)
+    text = as_state(said)
     if is_task_request(text) or is_courtesy(text) or is_unfinished(text):
         return None
-    return (
-        candidate
-        if text == candidate.text
-        else candidate.model_copy(update={"text": text, "slot": slot_of(text)})
-    )
+    if text == candidate.text:
+        return candidate
+    confidence = candidate.confidence if text == said else max(candidate.confidence, UPDATE_CONFIDENCE)
+    return candidate.model_copy(update={"text": text, "slot": slot_of(text), "confidence": confidence})
 
 
 def latest_per_slot(candidates: list[Candidate]) -> list[Candidate]:

@@ -11,6 +11,7 @@ subject cannot be found has no slot and only ever supersedes by paraphrase.
 import re
 
 from cairn_promotion.lexicon import PETS, RELATION, ROLES
+from cairn_promotion.places import moves_home
 from cairn_promotion.text import stem
 
 # Attribute families: predicates that state the same attribute of the user in different words.
@@ -19,8 +20,8 @@ _FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     for name, pattern in (
         (
             "user|residence",
-            r"^(?:on [\d-]+, )?the user (?:now |recently |just )?(?:lives|lived|has lived|is living|moved|"
-            r"has moved|relocated|has relocated|is based|is settled)\b(?: (?:in|to|at|out to))?\s",
+            r"^(?:on [\d-]+, )?the user (?:now |recently |just )?(?:lives|lived|has lived|is living|is based|"
+            r"is settled)\b(?: (?:in|at))?\s",
         ),
         (
             "user|job",
@@ -33,6 +34,10 @@ _FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"^(?:on [\d-]+, )?the user (?:is (?:now )?on|upgraded to|downgraded to|switched to) the \w+ plan\b",
         ),
     )
+)
+_USER_MOVED = re.compile(
+    r"^(?:on [\d-]+, )?the user (?:now |recently |just |finally )?(?:has )?(?:moved|relocated)\b",
+    re.IGNORECASE,
 )
 # "Tomasz Nowak is the user's tech lead": a named person holding a role; the role is the slot.
 _ROLE_HOLDER = re.compile(
@@ -83,6 +88,10 @@ def slot_of(fact: str) -> str | None:
     for name, pattern in _FAMILIES:
         if pattern.search(text):
             return name
+    if _USER_MOVED.search(text) and moves_home(text):
+        return (
+            "user|residence"  # "The user moved to Lisbon"; "The user moved to Zotero" is a tool, not a home
+        )
     if match := _OWNS.search(text):
         return _key(match.group(1) or match.group(2), "owner")
     if match := _ROLE_HOLDER.match(text):
@@ -111,7 +120,8 @@ def slot_of(fact: str) -> str | None:
 # The same for a pet or someone known by role, and with the name said beside it ("The user's dog Pepper").
 _PERSON = re.compile(rf"\b(?:{RELATION}|{PETS}|{ROLES})(?:\s+(?-i:[A-Z])[\w'-]*)?$", re.IGNORECASE)
 _NAME_AFTER = re.compile(r"\s+(?-i:[A-Z])[\w'-]*$")
-_RESIDENCE_VERB = re.compile(r"\b(?:lives?|moved|relocated|has moved|have moved)$", re.IGNORECASE)
+_RESIDENCE_VERB = re.compile(r"\blives?$", re.IGNORECASE)
+_MOVED_VERB = re.compile(r"\b(?:moved|relocated)$", re.IGNORECASE)
 _WHERE = re.compile(r"^\s+(?:now\s+)?(?:in|at|based|from|near)\b", re.IGNORECASE)
 _WHO = re.compile(r"^\s+(?:now\s+)?(?-i:[A-Z])\w", re.IGNORECASE)
 
@@ -120,6 +130,8 @@ def _person_relation(verb: str, rest: str) -> str | None:
     verb = verb.strip()
     if _RESIDENCE_VERB.search(verb) or (verb.lower() in ("is", "are") and _WHERE.match(rest)):
         return "residence"
+    if _MOVED_VERB.search(verb):
+        return "residence" if moves_home(f"{verb} {rest.strip()}") else None
     if verb.lower() in ("is", "are") and _WHO.match(rest):
         return "is"  # "The user's manager is Leila Haddad": who holds the role
     return None

@@ -5,9 +5,16 @@ $600 a month" -> "The user's contribution is $600 a month". The value is what a 
 the standup?") and what the memory it replaces held, so the two share a slot and the new one supersedes the
 old. When the change happened or takes effect is left out: it is the event's, not the setting's. Only values
 that are times, days, amounts or quantities: "moved the files to S3" is not a setting.
+
+A move home is the same: "I moved to Lisbon last month" -> "The user lives in Lisbon", which answers "where
+do I live?" and supersedes "The user lives in Berlin". Only a known place (`places`): "I moved to Zotero" is
+a new tool, and keeps its words.
 """
 
 import re
+
+from cairn_promotion.lexicon import PETS, RELATION
+from cairn_promotion.places import place_at
 
 # `rewrite.self_contained` dates a time-bound memory: "On 2025-01-29, the user bumped ...".
 _DATED = re.compile(r"^On \d{4}-\d{2}-\d{2}, the (.*)$")
@@ -18,6 +25,8 @@ _WHEN = (
     r"|\s*,?\s*(?:a|one|two|three|\d+|a few|a couple of) (?:days?|weeks?|months?) ago"
     r"|\s*,?\s*(?:starting|from|as of|effective) (?:next|this|today|tomorrow|monday|tuesday|wednesday|thursday|"
     r"friday|saturday|sunday|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[\w ]*"
+    r"|\s*,?\s*in (?:\d{4}|the (?:spring|summer|autumn|fall|winter))"
+    r"|\s*,?\s*(?:last|this) (?:spring|summer|autumn|fall|winter|weekend)"
     r"|\s*,?\s*(?:recently|now))*"
 )
 _DAYS = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
@@ -35,10 +44,20 @@ _SET_TO = re.compile(
 )
 
 
+# "The user moved to Lisbon last month", "The user's sister moved to Porto": who, and where to.
+_MOVED_HOME = re.compile(
+    rf"^(The user|The user's (?:{RELATION}|{PETS})(?: (?-i:[A-Z])[\w'-]+)?) (?:recently |just |finally )?"
+    r"(?:has )?(?:moved|relocated) (?:back )?to (.+)$",
+    re.IGNORECASE,
+)
+
+
 def as_state(memory: str) -> str:
-    """The setting a change leaves, or the memory as it was when it states no change of this shape."""
+    """The setting or home a change leaves, or the memory as it was when it states no change of this shape."""
     dated = _DATED.match(memory)
     body = f"The {dated.group(1)}" if dated else memory
+    if (home := _new_home(body)) is not None:
+        return home
     match = _SET_TO.match(body)
     if match is None:
         return memory
@@ -47,3 +66,13 @@ def as_state(memory: str) -> str:
     kind = next(k for k in ("at", "on", "amount") if match.group(k))
     value = match.group(kind)
     return f"{owner} {thing} is {value}" if kind == "amount" else f"{owner} {thing} is {kind} {value}"
+
+
+def _new_home(memory: str) -> str | None:
+    # Only when nothing but the move's time follows the place: "moved to Lisbon for a job at ..." keeps its words.
+    match = _MOVED_HOME.match(memory)
+    if match is None or (place := place_at(match.group(2))) is None:
+        return None
+    if not re.fullmatch(_WHEN, match.group(2)[len(place) :].rstrip(" .")):
+        return None
+    return f"{match.group(1)} lives in {place}"
