@@ -17,7 +17,8 @@ _EDGE_PUNCTUATION = ",.;:!?)"
 
 @cache
 def _places() -> frozenset[str]:
-    return frozenset(line for line in PLACES.read_text(encoding="utf-8").splitlines() if line)
+    lines = PLACES.read_text(encoding="utf-8").splitlines()
+    return frozenset(line for line in lines if line and not line.startswith("#"))
 
 
 def place_at(text: str) -> str | None:
