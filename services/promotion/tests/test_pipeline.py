@@ -120,6 +120,10 @@ def test_time_bound_facts_are_dated_only_when_the_turn_has_a_date() -> None:
         "The key for the stack is glc_eyJvIjoiOTk4ODc3IiwibiI6ImFsZXJ0cyJ9 if you need it",
         "glpat-Xk29fj3LqPz8Rt5vWb1Y",
         "the token: 7f3a9c2b1d8e4f60a5b7",
+        # A password inside a connection string (writer L's, train_extra_v8.json): split from its sentence, the
+        # URI alone had been promoted by a retrained decision.
+        "Postgresql://app_admin:Tr0ub4dor&3@staging-db.internal:5432/orders",
+        "REDIS_URL=redis://:hunter2@cache:6379/0",
     ],
 )
 def test_credential_shapes_are_secrets(text: str) -> None:
@@ -139,6 +143,9 @@ def test_credential_shapes_are_secrets(text: str) -> None:
         "The queue is payment_service_worker_queue_v2",
         "The key is to keep the batch size at 500",
         "The primary key is order_id",
+        # A URI names a user or a port, but no password.
+        "The DSN is postgres://app@db.internal:5432/orders",
+        "The registry is at https://registry.example.com:8443/v2",
     ],
 )
 def test_ordinary_facts_are_not_secrets(text: str) -> None:

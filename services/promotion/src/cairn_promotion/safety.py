@@ -84,6 +84,8 @@ _SECRET_SHAPE = re.compile(
     r"|\b[a-z]{2,8}[_-](?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Z])[A-Za-z0-9_-]{20,}"
     # "The key for the stack is Xk29...", "token: 7f3a9c...": a key or token's value, digits and letters mixed.
     r"|\b(?:key|token)\b[^.!?]{0,25}?(?:\bis\b|[:=])\s*(?=\S*\d)(?=\S*[A-Za-z])\S{12,}"
+    # A password inside a URI: "postgresql://app_admin:Tr0ub4dor&3@staging-db.internal:5432/orders".
+    r"|\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]*:[^\s/@]+@"
 )
 
 
