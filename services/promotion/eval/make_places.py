@@ -158,7 +158,9 @@ def main() -> None:
     names.update(c["name"] for c in cache.get_cities().values() if c["population"] >= MIN_POPULATION)
     names |= {folded(n) for n in names}
     names = {n for n in names if n and n not in NOT_PLACES}
-    header = "# Place names from GeoNames (https://www.geonames.org, CC BY 4.0), written by eval/make_places.py\n"
+    header = (
+        "# Place names from GeoNames (https://www.geonames.org, CC BY 4.0), written by eval/make_places.py\n"
+    )
     OUT.write_text(header + "\n".join(sorted(names)) + "\n", encoding="utf-8")
     print(f"{len(names)} names -> {OUT}")
 
