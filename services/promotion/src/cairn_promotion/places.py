@@ -36,7 +36,7 @@ def place_at(text: str) -> str | None:
 
 
 # "moved to Lisbon", "has relocated out to the Algarve": where the place starts.
-MOVED_TO = re.compile(r"\b(?:moved|relocated|moving|relocating)(?: back)? (?:out )?to\s+", re.IGNORECASE)
+MOVED_TO = re.compile(r"\b(?:moved|relocated)(?: back)? (?:out )?to\s+", re.IGNORECASE)
 
 
 def moves_home(text: str) -> bool:

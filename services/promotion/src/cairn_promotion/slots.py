@@ -88,10 +88,9 @@ def slot_of(fact: str) -> str | None:
     for name, pattern in _FAMILIES:
         if pattern.search(text):
             return name
+    # "The user moved to Lisbon" is where the user lives; "The user moved to Zotero" is a tool, not a home.
     if _USER_MOVED.search(text) and moves_home(text):
-        return (
-            "user|residence"  # "The user moved to Lisbon"; "The user moved to Zotero" is a tool, not a home
-        )
+        return "user|residence"
     if match := _OWNS.search(text):
         return _key(match.group(1) or match.group(2), "owner")
     if match := _ROLE_HOLDER.match(text):
