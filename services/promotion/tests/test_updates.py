@@ -6,7 +6,7 @@ from cairn_contracts.promotion import Turn
 from cairn_promotion.learned import load_default_decision
 from cairn_promotion.offline import UPDATE_CONFIDENCE, OfflineCompiler
 from cairn_promotion.slots import slot_of
-from cairn_promotion.updates import as_state
+from cairn_promotion.updates import as_state, is_former
 
 
 @pytest.mark.parametrize(
@@ -73,3 +73,26 @@ def test_a_move_home_is_kept_though_its_wording_reads_as_an_event() -> None:
     [memory] = OfflineCompiler(load_default_decision()).extract(turns)
     assert (memory.text, memory.slot) == ("The user lives in Lisbon", "user|residence")
     assert memory.confidence >= UPDATE_CONFIDENCE
+
+
+@pytest.mark.parametrize(
+    ("memory", "former"),
+    [
+        ("The user used to live in Leeds", True),
+        ("On 2025-06-10, the user used to run it with a colleague", True),
+        ("The user's team used to run everything in SPSS", True),
+        # Said in passing beside the value that holds now, or a current fact: kept.
+        ("The on-call handover moved to Mondays 10:00 (it used to be Fridays)", False),
+        ("The user no longer eats meat", False),
+        ("The user is used to early shifts", False),
+    ],
+)
+def test_what_the_user_used_to_do_is_not_remembered(memory: str, former: bool) -> None:
+    assert is_former(memory) is former
+
+
+def test_the_compiler_keeps_the_new_home_not_the_old_one() -> None:
+    turns = [Turn(role="user", content="I used to live in Leeds. I moved to York in May.")]
+    assert [c.text for c in OfflineCompiler(load_default_decision()).extract(turns)] == [
+        "The user lives in York"
+    ]

@@ -76,3 +76,14 @@ def _new_home(memory: str) -> str | None:
     if not re.fullmatch(_WHEN, match.group(2)[len(place) :].rstrip(" .")):
         return None
     return f"{match.group(1)} lives in {place}"
+
+
+# "The user used to live in Leeds", "The user used to run everything in SPSS": what the user has left behind.
+_FORMER = re.compile(r"^(?:On \d{4}-\d{2}-\d{2}, )?the user(?:'s team)? used to\b", re.IGNORECASE)
+
+
+def is_former(memory: str) -> bool:
+    """Whether the memory states only what no longer holds: the value to remember is the one that replaced it
+    ("used to live in Leeds, moved to York in May"). Said in passing it stays ("the on-call handover moved to
+    Mondays (it used to be Fridays)")."""
+    return _FORMER.match(memory) is not None
