@@ -27,6 +27,10 @@ def _memory_of(said: str) -> str | None:
         "Need quick overview of UPI market share by app 2024",
         "Remind me to cancel the Disney+ trial before the 28th",
         "Explain this regex to me: ^(?=.*\\d).{8,}$",
+        # An errand of the coming days (writers I and N).
+        "I shall telephone the pharmacist in the morning",
+        "I will do the stairs test on Wednesday",
+        "We will draw up the runbook on Monday",
     ],
 )
 def test_a_one_off_request_is_not_a_memory(said: str) -> None:
@@ -111,3 +115,22 @@ def test_a_courtesy_to_the_assistant_is_not_a_memory(said: str, courtesy: bool) 
     assert (memory is None) is courtesy
     if memory is not None:
         assert not is_courtesy(memory)
+
+
+@pytest.mark.parametrize(
+    ("said", "memory"),
+    [
+        # A decision names no day of the coming week; a habit says "every".
+        (
+            "I will open a Roth IRA and max it every year",
+            "The user will open a Roth IRA and max it every year",
+        ),
+        (
+            "We will move all IAM bindings into Terraform",
+            "The user's team will move all IAM bindings into Terraform",
+        ),
+        ("I will always run on Tuesdays", "The user will always run on Tuesdays"),
+    ],
+)
+def test_a_decision_said_in_the_future_stays(said: str, memory: str) -> None:
+    assert _memory_of(said) == memory

@@ -3,7 +3,8 @@
 These run on a memory as it would be written (after `rewrite.self_contained`), after the decision kept its
 clause: "The user wants to add a rolling 24-hour rainfall total", "The user needs help planning next week's
 meals", "Draft a quick email to the plumber", "The user wants the assistant to remind the user to cancel the
-trial before the 28th". No labelled set has such a memory as a fact; what is durable in them is said with a
+trial before the 28th", and an errand of the coming days ("The user shall telephone the pharmacist in the
+morning"). No labelled set has such a memory as a fact; what is durable in them is said with a
 habit or a standing rule ("always", "every morning", "from now on"), which keeps the memory.
 """
 
@@ -71,6 +72,15 @@ _COURTESY = re.compile(
 )
 
 # "The user is her primary carer, and": the joining word is cut, the fact stays.
+# "The user shall telephone the pharmacist in the morning", "The user will do the stairs test on Wednesday": an
+# errand of the coming days is a task too (a decision says no such day: "will open a Roth IRA").
+_ERRAND = re.compile(
+    r"^(?:On [\d-]+, )?the user(?:'s team)? (?:shall|will)\b.*\b(?:"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|tomorrow|tonight|later today|in the morning|"
+    r"this (?:week|weekend|evening|afternoon|morning)|next (?:week|appointment|visit)|"
+    r"in a (?:fortnight|few days|day or two)|in (?:about )?\d+ (?:minutes|mins|hours)|over the coming (?:week|days))",
+    re.IGNORECASE,
+)
 _TRAILING_JOIN = re.compile(r"[\s,;]+(?:and|or|but)\W*$", re.IGNORECASE)
 
 
@@ -83,7 +93,7 @@ def is_task_request(memory: str) -> bool:
     """Whether a memory, as written, is something the user asked for once rather than something true of them."""
     if _STANDING.search(memory) or _ASIDE.search(memory):
         return False
-    return any(p.match(memory) for p in (_MEANS_TO, _NEEDS_HELP, _ASKS_ASSISTANT, _WANTS_THIS))
+    return any(p.match(memory) for p in (_MEANS_TO, _NEEDS_HELP, _ASKS_ASSISTANT, _WANTS_THIS, _ERRAND))
 
 
 def without_trailing_join(memory: str) -> str:
