@@ -31,6 +31,10 @@ def _memory_of(said: str) -> str | None:
         "I shall telephone the pharmacist in the morning",
         "I will do the stairs test on Wednesday",
         "We will draw up the runbook on Monday",
+        # An appointment or a trip of the coming days (writers C, D, E and I).
+        "I have a doctor appointment Thursday",
+        "I have an important call at 3pm",
+        "I'm heading to Kyoto next week for five days",
     ],
 )
 def test_a_one_off_request_is_not_a_memory(said: str) -> None:
@@ -130,6 +134,11 @@ def test_a_courtesy_to_the_assistant_is_not_a_memory(said: str, courtesy: bool) 
             "The user's team will move all IAM bindings into Terraform",
         ),
         ("I will always run on Tuesdays", "The user will always run on Tuesdays"),
+        ("I have physio every Thursday at 9am", "The user has physio every Thursday at 9am"),
+        (
+            "I have a Nest thermostat and since Tuesday it's offline",
+            "The user has a Nest thermostat and since Tuesday it's offline",
+        ),
     ],
 )
 def test_a_decision_said_in_the_future_stays(said: str, memory: str) -> None:

@@ -72,13 +72,20 @@ _COURTESY = re.compile(
 )
 
 # "The user is her primary carer, and": the joining word is cut, the fact stays.
+# A time of the coming days: "on Wednesday", "in the morning", "in 20 minutes", "at 3pm" ("since Tuesday" is past).
+_SOON = (
+    r"(?<!since )(?:on )?(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|tomorrow|tonight|later today|in the morning|"
+    r"this (?:week|weekend|evening|afternoon|morning)|next (?:week|appointment|visit)|"
+    r"in a (?:fortnight|few days|day or two)|in (?:about )?\d+ (?:minutes|mins|hours)|over the coming (?:week|days)"
+)
 # "The user shall telephone the pharmacist in the morning", "The user will do the stairs test on Wednesday": an
 # errand of the coming days is a task too (a decision says no such day: "will open a Roth IRA").
-_ERRAND = re.compile(
-    r"^(?:On [\d-]+, )?the user(?:'s team)? (?:shall|will)\b.*\b(?:"
-    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|tomorrow|tonight|later today|in the morning|"
-    r"this (?:week|weekend|evening|afternoon|morning)|next (?:week|appointment|visit)|"
-    r"in a (?:fortnight|few days|day or two)|in (?:about )?\d+ (?:minutes|mins|hours)|over the coming (?:week|days))",
+_ERRAND = re.compile(rf"^(?:On [\d-]+, )?the user(?:'s team)? (?:shall|will)\b.*\b(?:{_SOON})", re.IGNORECASE)
+# "The user has a doctor appointment Thursday", "The user has an important call at 3pm", "The user is heading to
+# Kyoto next week": an appointment or a trip of the coming days.
+_APPOINTMENT = re.compile(
+    rf"^(?:On [\d-]+, )?the user(?:'s team)? (?:has(?: got)? an?|is (?:heading|flying|going|driving|travell?ing))\b"
+    rf".*\b(?:{_SOON}|at \d{{1,2}}(?::\d\d)?\s*(?:am|pm))",
     re.IGNORECASE,
 )
 _TRAILING_JOIN = re.compile(r"[\s,;]+(?:and|or|but)\W*$", re.IGNORECASE)
@@ -93,7 +100,9 @@ def is_task_request(memory: str) -> bool:
     """Whether a memory, as written, is something the user asked for once rather than something true of them."""
     if _STANDING.search(memory) or _ASIDE.search(memory):
         return False
-    return any(p.match(memory) for p in (_MEANS_TO, _NEEDS_HELP, _ASKS_ASSISTANT, _WANTS_THIS, _ERRAND))
+    return any(
+        p.match(memory) for p in (_MEANS_TO, _NEEDS_HELP, _ASKS_ASSISTANT, _WANTS_THIS, _ERRAND, _APPOINTMENT)
+    )
 
 
 def without_trailing_join(memory: str) -> str:
