@@ -54,8 +54,7 @@ _MOVED_HOME = re.compile(
 
 def as_state(memory: str) -> str:
     """The setting or home a change leaves, or the memory as it was when it states no change of this shape."""
-    dated = _DATED.match(memory)
-    body = f"The {dated.group(1)}" if dated else memory
+    body = _undated(memory)
     if (home := _new_home(body)) is not None:
         return home
     match = _SET_TO.match(body)
@@ -79,11 +78,16 @@ def _new_home(memory: str) -> str | None:
 
 
 # "The user used to live in Leeds", "The user used to run everything in SPSS": what the user has left behind.
-_FORMER = re.compile(r"^(?:On \d{4}-\d{2}-\d{2}, )?the user(?:'s team)? used to\b", re.IGNORECASE)
+_FORMER = re.compile(r"^the user(?:'s team)? used to\b", re.IGNORECASE)
 
 
 def is_former(memory: str) -> bool:
     """Whether the memory states only what no longer holds: the value to remember is the one that replaced it
     ("used to live in Leeds, moved to York in May"). Said in passing it stays ("the on-call handover moved to
     Mondays (it used to be Fridays)")."""
-    return _FORMER.match(memory) is not None
+    return _FORMER.match(_undated(memory)) is not None
+
+
+def _undated(memory: str) -> str:
+    dated = _DATED.match(memory)
+    return f"The {dated.group(1)}" if dated else memory
