@@ -35,6 +35,10 @@ def _memory_of(said: str) -> str | None:
         "I have a doctor appointment Thursday",
         "I have an important call at 3pm",
         "I'm heading to Kyoto next week for five days",
+        # An obligation of the coming days (writer S), a question typed without its mark (writer U).
+        "I have to book something for the anniversary by Friday",
+        "What's 350F in celsius, baking later",
+        "What's the capital of Australia",
     ],
 )
 def test_a_one_off_request_is_not_a_memory(said: str) -> None:

@@ -82,7 +82,10 @@ _SOON = (
 )
 # "The user shall telephone the pharmacist in the morning", "The user will do the stairs test on Wednesday": an
 # errand of the coming days is a task too (a decision says no such day: "will open a Roth IRA").
-_ERRAND = re.compile(rf"{_DATED_USER}(?:shall|will)\b.*\b(?:{_SOON})", re.IGNORECASE)
+# "The user has to book something for the anniversary by Friday": an obligation of the coming days likewise.
+_ERRAND = re.compile(
+    rf"{_DATED_USER}(?:shall|will|has to|have to|needs to|must)\b.*\b(?:{_SOON})", re.IGNORECASE
+)
 # "The user has a doctor appointment Thursday", "The user has an important call at 3pm", "The user is heading to
 # Kyoto next week": an appointment or a trip of the coming days.
 _APPOINTMENT = re.compile(
@@ -90,6 +93,9 @@ _APPOINTMENT = re.compile(
     rf".*\b(?:{_SOON}|at \d{{1,2}}(?::\d\d)?\s*(?:am|pm))",
     re.IGNORECASE,
 )
+# "What's 350F in celsius, baking later", "What's the capital of Australia": a question typed without its mark
+# ("What's more, ..." and "What's annoying is ..." name no thing after it).
+_UNMARKED_QUESTION = re.compile(r"^(?:what|where|who|how|when)'s (?:the|a|an|\d)", re.IGNORECASE)
 _TRAILING_JOIN = re.compile(r"[\s,;]+(?:and|or|but)\W*$", re.IGNORECASE)
 
 
@@ -103,7 +109,16 @@ def is_task_request(memory: str) -> bool:
     if _STANDING.search(memory) or _ASIDE.search(memory):
         return False
     return any(
-        p.match(memory) for p in (_MEANS_TO, _NEEDS_HELP, _ASKS_ASSISTANT, _WANTS_THIS, _ERRAND, _APPOINTMENT)
+        p.match(memory)
+        for p in (
+            _MEANS_TO,
+            _NEEDS_HELP,
+            _ASKS_ASSISTANT,
+            _WANTS_THIS,
+            _ERRAND,
+            _APPOINTMENT,
+            _UNMARKED_QUESTION,
+        )
     )
 
 

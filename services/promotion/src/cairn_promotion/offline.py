@@ -44,6 +44,7 @@ from cairn_promotion.text import (
     strip_code,
     strip_remember,
 )
+from cairn_promotion.transient import is_transient
 from cairn_promotion.updates import as_state, is_former
 
 # Below this a clause is noise, not a weak candidate; emitting it would only bloat gate input.
@@ -228,9 +229,10 @@ def _candidate(clause: Clause, verdict: tuple[float, list[str]], day: date | Non
 
 
 def as_memory(candidate: Candidate) -> Candidate | None:
-    """The rules after the decision's pipeline: what the user asked for once, a courtesy, a phrase cut short or
-    what they used to do is not a fact about them, a trailing "and" is cut, and a setting's change or a move home is said as the state
-    it leaves (`updates.as_state`), kept with at least `UPDATE_CONFIDENCE`.
+    """The rules after the decision's pipeline: what the user asked for once, a courtesy, a phrase cut short,
+    what they used to do or what holds only for the next hours (`transient`) is not a fact about them, a
+    trailing "and" is cut, and a setting's change or a move home is said as the state it leaves
+    (`updates.as_state`), kept with at least `UPDATE_CONFIDENCE`.
 
     They run outside `_candidate` on purpose: `eval/train_durable.py` picks the decision's threshold by
     cross-validation over `_candidate`, and with these rules inside it the fewer false positives on dev let
@@ -238,7 +240,7 @@ def as_memory(candidate: Candidate) -> Candidate | None:
     """
     said = without_trailing_join(candidate.text)
     text = as_state(said)
-    if is_task_request(text) or is_courtesy(text) or is_unfinished(text) or is_former(text):
+    if any(rule(text) for rule in (is_task_request, is_courtesy, is_unfinished, is_former, is_transient)):
         return None
     if text == candidate.text:
         return candidate

@@ -1,0 +1,41 @@
+"""What holds only for the next few hours is not a memory.
+
+These run on a memory as it would be written (after `rewrite.self_contained`), after the decision kept its
+clause. An incident timed by the clock ("Checkout has been down since 9", "the API has been throwing 502s
+since 10:40", "started about an hour ago"), an errand before a clock time ("Pick up the dry cleaning before
+6"), a cup counted ("The user is on the user's second coffee") or a fix just tried ("The user will try
+micro-batch 8") is this session's. A year is not a clock time ("since 2019" stays), and a habit or a rule
+keeps the memory ("doesn't take meetings before 10", "in bed by 22:30 every night").
+"""
+
+import re
+
+# A time of day: "9", "10:40", "3pm", "14:00"; not a year, a version, an amount or an ordinal ("since 2019",
+# "by 9.5", "before 6%", "since 9th grade").
+_CLOCK = r"\d{1,2}(?::\d\d)?(?:\s*[ap]\.?m\b)?(?![\w./%:-])"
+# "since 10:40", "since the cutover at 14:00", "about an hour ago", "20 minutes ago".
+_SINCE_CLOCK = re.compile(
+    rf"\bsince (?:[\w ]{{0,20}} at )?{_CLOCK}"
+    r"|\b(?:an?|one|two|three|\d+|a few|a couple of) (?:hours?|minutes?|mins?) ago\b",
+    re.IGNORECASE,
+)
+# "Pick up the dry cleaning before 6", "Errands: ..., milk before 6": said of the user, the same words are a
+# habit ("The user doesn't take meetings before 10"), so only a memory that is not about the user counts.
+_ERRAND_BY_CLOCK = re.compile(rf"^(?!(?:On [\d-]+, )?the user\b).*\b(?:before|by) {_CLOCK}", re.IGNORECASE)
+_NTH_CUP = re.compile(
+    r"\bon (?:the user's|their|a|my) (?:second|third|fourth|fifth|\d+(?:st|nd|rd|th)) "
+    r"(?:coffee|cup|espresso|tea|beer|glass|energy drink)\b",
+    re.IGNORECASE,
+)
+# "The user just tried pinning --platform linux/amd64", "The user will try micro-batch 8": a step of this
+# session's fix ("is trying to cut coffee to one cup a day" is a habit being changed, and stays).
+_TRIED = re.compile(
+    r"^(?:On [\d-]+, )?the user(?:'s team)? (?:just tried|tried already|already tried|will try|'ll try|"
+    r"is going to try)\b",
+    re.IGNORECASE,
+)
+
+
+def is_transient(memory: str) -> bool:
+    """Whether a memory is true only for the hours around the session: an incident, an errand, a fix just tried."""
+    return any(p.search(memory) for p in (_SINCE_CLOCK, _ERRAND_BY_CLOCK, _NTH_CUP, _TRIED))

@@ -1,0 +1,52 @@
+"""What holds only for the hours around the session is not a memory; the same words as a habit or with a
+year are."""
+
+import pytest
+
+from cairn_promotion.offline import _candidate, as_memory
+from cairn_promotion.text import Clause
+from cairn_promotion.transient import is_transient
+
+
+def _memory_of(said: str) -> str | None:
+    candidate = _candidate(Clause(said, said, "user"), (0.95, ["fact"]), None)
+    memory = None if candidate is None else as_memory(candidate)
+    return None if memory is None else memory.text
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        # An incident timed by the clock (writers H, P and S).
+        "Checkout has been down since 9",
+        "The API has been throwing 502s since 10:40",
+        "Half the users can't resolve api.shopcart.io since the cutover at 14:00",
+        "Vite build is dying on CI, started about an hour ago after I merged the charts PR",
+        "a customer ticket came in 20 minutes ago",
+        # An errand before a clock time (writers P, Q, S and X).
+        "Pick up the dry cleaning before 6",
+        "Errands: dry cleaning, return amazon pkg, milk before 6",
+        # A cup counted, a step of this session's fix (writers D and S).
+        "I'm on my second coffee and it's not helping",
+        "I just tried pinning --platform linux/amd64 and the container starts locally now",
+        "I will try micro-batch 8 with accumulation 4",
+    ],
+)
+def test_what_holds_for_hours_is_not_a_memory(said: str) -> None:
+    assert _memory_of(said) is None
+
+
+@pytest.mark.parametrize(
+    ("said", "memory"),
+    [
+        ("I have lived in Porto since 2019", "The user has lived in Porto since 2019"),
+        ("I have been vegetarian since 9th grade", "The user has been vegetarian since 9th grade"),
+        ("I don't take meetings before 10", "The user doesn't take meetings before 10"),
+        ("I try to be in bed by 22:30 every night", "The user tries to be in bed by 22:30 every night"),
+        ("I'm trying to cut coffee to one cup a day", "The user is trying to cut coffee to one cup a day"),
+        ("The office opens at 9 and closes at 6", "The office opens at 9 and closes at 6"),
+    ],
+)
+def test_a_habit_or_a_year_stays(said: str, memory: str) -> None:
+    assert _memory_of(said) == memory
+    assert not is_transient(memory)
