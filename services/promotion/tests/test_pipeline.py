@@ -388,6 +388,13 @@ def test_a_confirmed_recap_of_the_users_own_choice_is_kept(
         ("my little sister Ana Sofia lives in Porto", ["The user's sister is named Ana Sofia"]),
         ("my son I think is coming down with something", []),
         ("my sister is vegan", []),
+        # Set off by commas (writer R), and said with the plain word for the relation.
+        ("My mom, Rosa, can't hear WhatsApp calls ringing", ["The user's mother is named Rosa"]),
+        ("I'm trying to pick an e-reader for my dad, Harold.", ["The user's father is named Harold"]),
+        ("my boss, Jim Carter, said no", ["The user's boss is named Jim Carter"]),
+        ("my mum Joan knits", ["The user's mother is named Joan"]),
+        ("my mom, Sarah and I went to the market", []),
+        ("my sister, who lives in Porto, called", []),
     ],
 )
 def test_a_name_said_in_passing_is_its_own_fact(said: str, facts: list[str]) -> None:

@@ -18,10 +18,22 @@ NAMED_CONFIDENCE = 0.8
 _QUALIFIER = r"(?:(?:little|big|older|younger|baby|twin|best|new|eldest|oldest|youngest|late)\s+)?"
 # "my partner Kenji", "our dog Biscuit", "my wife Élodie's job": the noun, then a capitalised name (one or two
 # words). Case matters for the name only, so the pattern is case-sensitive and spells out "My"/"Our".
+# "my mom, Rosa, can't hear ...", "for my dad, Harold.": set off by commas, the name is closed by a comma or the
+# sentence's end ("my mom, Sarah and I went" lists two people and names no one).
+_NAME = r"[^\W\d_][\w’'-]*(?:\s+[^\W\d_][\w’'-]*)?"
 _APPOSITION = re.compile(
-    rf"\b(?:[Mm]y|[Oo]ur)\s+{_QUALIFIER}(?P<noun>(?i:{RELATION}|{PETS}))\s+"
-    r"(?P<name>[^\W\d_][\w’'-]*(?:\s+[^\W\d_][\w’'-]*)?)"
+    rf"\b(?:[Mm]y|[Oo]ur)\s+{_QUALIFIER}(?P<noun>(?i:{RELATION}|{PETS}))"
+    rf"(?:\s+|\s*,\s*(?={_NAME}\s*(?:[,.;!)]|$)))(?P<name>{_NAME})"
 )
+# The plain word for a relation, so that "my mum Rosa" and "my mother, Rosa," name the same person and share
+# the slot a later name supersedes.
+_PLAIN_NOUN = {
+    "mom": "mother",
+    "mum": "mother",
+    "dad": "father",
+    "grandma": "grandmother",
+    "grandpa": "grandfather",
+}
 # "my husband Tom'll be there", "Tom'd love that": a contraction ends the name and is not part of it.
 _CONTRACTION = re.compile(r"[’'](?:s|d|ll|ve|re)$", re.IGNORECASE)
 
@@ -39,7 +51,8 @@ def named_relations(text: str) -> list[str]:
     for match in _APPOSITION.finditer(text):
         name = leading_name(match.group("name"))
         if name:
-            facts.append(f"The user's {match.group('noun').lower()} is named {name}")
+            noun = match.group("noun").lower()
+            facts.append(f"The user's {_PLAIN_NOUN.get(noun, noun)} is named {name}")
     return list(dict.fromkeys(facts))
 
 
