@@ -30,6 +30,8 @@ def _memory_of(said: str) -> str | None:
         "I'm on my second coffee and it's not helping",
         "I just tried pinning --platform linux/amd64 and the container starts locally now",
         "I will try micro-batch 8 with accumulation 4",
+        # An absence with its end in sight (writer N).
+        "Our accountant Mr Pryce is away until the end of the month",
     ],
 )
 def test_what_holds_for_hours_is_not_a_memory(said: str) -> None:

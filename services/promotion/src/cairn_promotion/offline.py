@@ -20,6 +20,7 @@ from typing import Protocol
 from cairn_contracts.promotion import Candidate, Turn
 from cairn_promotion.asks import is_courtesy, is_task_request, is_unfinished, without_trailing_join
 from cairn_promotion.compiler import DEFAULT_MAX_CHARS, DEFAULT_MAX_TURNS, READABLE_ROLES, recent_window
+from cairn_promotion.hedges import is_guess
 from cairn_promotion.names import named_candidates
 from cairn_promotion.referents import Referents
 from cairn_promotion.rewrite import self_contained
@@ -230,9 +231,9 @@ def _candidate(clause: Clause, verdict: tuple[float, list[str]], day: date | Non
 
 def as_memory(candidate: Candidate) -> Candidate | None:
     """The rules after the decision's pipeline: what the user asked for once, a courtesy, a phrase cut short,
-    what they used to do or what holds only for the next hours (`transient`) is not a fact about them, a
-    trailing "and" is cut, and a setting's change or a move home is said as the state it leaves
-    (`updates.as_state`), kept with at least `UPDATE_CONFIDENCE`.
+    what they used to do, only guess (`hedges`) or what holds only for the next hours (`transient`) is not a
+    fact about them, a trailing "and" is cut, and a setting's change or a move home is said as the state it
+    leaves (`updates.as_state`), kept with at least `UPDATE_CONFIDENCE`.
 
     They run outside `_candidate` on purpose: `eval/train_durable.py` picks the decision's threshold by
     cross-validation over `_candidate`, and with these rules inside it the fewer false positives on dev let
@@ -240,7 +241,10 @@ def as_memory(candidate: Candidate) -> Candidate | None:
     """
     said = without_trailing_join(candidate.text)
     text = as_state(said)
-    if any(rule(text) for rule in (is_task_request, is_courtesy, is_unfinished, is_former, is_transient)):
+    if any(
+        rule(text)
+        for rule in (is_task_request, is_courtesy, is_unfinished, is_former, is_transient, is_guess)
+    ):
         return None
     if text == candidate.text:
         return candidate

@@ -78,7 +78,9 @@ def _new_home(memory: str) -> str | None:
 
 
 # "The user used to live in Leeds", "The user used to run everything in SPSS": what the user has left behind.
-_FORMER = re.compile(r"^the user(?:'s team)? used to\b", re.IGNORECASE)
+# "The user used to live in Leeds"; "The user was on Mendeley until it got unbearable", "the user's team used
+# Datadog until last year": a state that ended.
+_FORMER = re.compile(r"^the user(?:'s team)? (?:used to\b|(?:was|were|used)\b.*\buntil\b)", re.IGNORECASE)
 
 
 def is_former(memory: str) -> bool:
