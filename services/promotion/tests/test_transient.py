@@ -30,6 +30,11 @@ def _memory_of(said: str) -> str | None:
         "I'm on my second coffee and it's not helping",
         "I just tried pinning --platform linux/amd64 and the container starts locally now",
         "I will try micro-batch 8 with accumulation 4",
+        # A status as the session is written, a step just taken (writers E, N, R and S).
+        "The pods are stable",
+        "my mother is fine",
+        "I have closed the blinds",
+        "I have checked, and the time on the thermostat was indeed an hour adrift",
         # An absence with its end in sight (writer N).
         "Our accountant Mr Pryce is away until the end of the month",
     ],
@@ -47,6 +52,8 @@ def test_what_holds_for_hours_is_not_a_memory(said: str) -> None:
         ("I try to be in bed by 22:30 every night", "The user tries to be in bed by 22:30 every night"),
         ("I'm trying to cut coffee to one cup a day", "The user is trying to cut coffee to one cup a day"),
         ("The office opens at 9 and closes at 6", "The office opens at 9 and closes at 6"),
+        ("I have had asthma since childhood", "The user has had asthma since childhood"),
+        ("my mother is fine with dogs in the house", "The user's mother is fine with dogs in the house"),
     ],
 )
 def test_a_habit_or_a_year_stays(said: str, memory: str) -> None:

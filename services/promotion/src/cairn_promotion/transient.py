@@ -3,10 +3,11 @@
 These run on a memory as it would be written (after `rewrite.self_contained`), after the decision kept its
 clause. An incident timed by the clock ("Checkout has been down since 9", "the API has been throwing 502s
 since 10:40", "started about an hour ago"), an errand before a clock time ("Pick up the dry cleaning before
-6"), an absence with its end in sight ("is away until the end of the month"), a cup counted ("The user is on
-the user's second coffee") or a fix just tried ("The user will try micro-batch 8") is this session's. A year
-is not a clock time ("since 2019" stays), and a habit or a rule keeps the memory ("doesn't take meetings
-before 10", "in bed by 22:30 every night").
+6"), an absence with its end in sight ("is away until the end of the month"), a status ("The pods are
+stable"), a step just taken ("The user has closed the blinds"), a cup counted ("The user is on the user's
+second coffee") or a fix just tried ("The user will try micro-batch 8") is this session's. A year is not a
+clock time ("since 2019" stays), and a habit or a rule keeps the memory ("doesn't take meetings before 10",
+"in bed by 22:30 every night").
 """
 
 import re
@@ -23,6 +24,14 @@ _SINCE_CLOCK = re.compile(
 # "Pick up the dry cleaning before 6", "Errands: ..., milk before 6": said of the user, the same words are a
 # habit ("The user doesn't take meetings before 10"), so only a memory that is not about the user counts.
 _ERRAND_BY_CLOCK = re.compile(rf"^(?!(?:On [\d-]+, )?the user\b).*\b(?:before|by) {_CLOCK}", re.IGNORECASE)
+# "The pods are stable", "The user's mother is fine": how something is doing as the session is written.
+_STATUS = re.compile(r"\b(?:is|are) (?:fine|okay|ok|stable|better|worse|back up)\W*$", re.IGNORECASE)
+# "The user has closed the blinds", "has checked, and the time was an hour adrift": a step just taken.
+_STEP_TAKEN = re.compile(
+    r"^(?:On [\d-]+, )?the user has (?:of course |already |just )?(?:checked|closed|opened|cleared|restarted|"
+    r"rebooted|unplugged|reinstalled|discussed|emailed|called|asked)\b",
+    re.IGNORECASE,
+)
 # "He is away at university until the Easter holidays": an absence with its end in sight.
 _AWAY_UNTIL = re.compile(r"\b(?:is|are|'s|'re) away\b.*\buntil\b", re.IGNORECASE)
 _NTH_CUP = re.compile(
@@ -41,4 +50,15 @@ _TRIED = re.compile(
 
 def is_transient(memory: str) -> bool:
     """Whether a memory is true only for the hours around the session: an incident, an errand, a fix just tried."""
-    return any(p.search(memory) for p in (_SINCE_CLOCK, _ERRAND_BY_CLOCK, _AWAY_UNTIL, _NTH_CUP, _TRIED))
+    return any(
+        p.search(memory)
+        for p in (
+            _SINCE_CLOCK,
+            _ERRAND_BY_CLOCK,
+            _AWAY_UNTIL,
+            _STATUS,
+            _STEP_TAKEN,
+            _NTH_CUP,
+            _TRIED,
+        )
+    )
