@@ -85,7 +85,7 @@ class TestCues:
             ),
             (
                 "OK, let's go with NATS JetStream for ingestion.",
-                "Decided to go with NATS JetStream for ingestion",
+                "The user decided to go with NATS JetStream for ingestion",
                 "decision",
             ),
             ("Decision: releases ship on Thursdays.", "Decision: releases ship on Thursdays", "decision"),

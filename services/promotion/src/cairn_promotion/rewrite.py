@@ -47,8 +47,8 @@ _IMPERATIVE_HEAD = (
 )
 _LEADING_REWRITES = _rewrites(
     (r"^(?:please\s+)?call me\s+", "The user prefers to be called "),
-    (r"^let's\s+", "Decided to "),
-    (r"^(?:(?:we(?:'re| are)|i(?:'m| am))\s+)?going with\s+", "Decided to go with "),
+    (r"^let's\s+", "The user decided to "),
+    (r"^(?:(?:we(?:'re| are)|i(?:'m| am))\s+)?going with\s+", "The user decided to go with "),
     (r"^(?:decision|decided)(?: recorded| made)?\s*:\s*", "Decision: "),
     (r"^(?:action items?|resolution|agreed)\s*:\s*", ""),
     (r"^(?:please\s+)?(?:don't|do not) ever\s+", "The user wants the assistant to never "),
