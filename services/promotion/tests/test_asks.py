@@ -1,17 +1,11 @@
 """What the user asked for once is not a memory, however confident the decision is; a habit or a standing
 rule said the same way is."""
 
+from collections.abc import Callable
+
 import pytest
 
 from cairn_promotion.asks import is_courtesy, is_task_request, is_unfinished, without_trailing_join
-from cairn_promotion.offline import _candidate, as_memory
-from cairn_promotion.text import Clause
-
-
-def _memory_of(said: str) -> str | None:
-    candidate = _candidate(Clause(said, said, "user"), (0.95, ["fact"]), None)
-    memory = None if candidate is None else as_memory(candidate)
-    return None if memory is None else memory.text
 
 
 @pytest.mark.parametrize(
@@ -41,8 +35,8 @@ def _memory_of(said: str) -> str | None:
         "What's the capital of Australia",
     ],
 )
-def test_a_one_off_request_is_not_a_memory(said: str) -> None:
-    assert _memory_of(said) is None
+def test_a_one_off_request_is_not_a_memory(said: str, memory_of: Callable[[str], str | None]) -> None:
+    assert memory_of(said) is None
 
 
 @pytest.mark.parametrize(
@@ -69,8 +63,10 @@ def test_a_one_off_request_is_not_a_memory(said: str) -> None:
         ("I want to train for a half marathon", "The user wants to train for a half marathon"),
     ],
 )
-def test_a_standing_rule_or_a_habit_stays(said: str, memory: str) -> None:
-    assert _memory_of(said) == memory
+def test_a_standing_rule_or_a_habit_stays(
+    said: str, memory: str, memory_of: Callable[[str], str | None]
+) -> None:
+    assert memory_of(said) == memory
 
 
 @pytest.mark.parametrize(
@@ -91,11 +87,11 @@ def test_a_memory_cut_short_is_unfinished(memory: str, unfinished: bool) -> None
     assert is_unfinished(memory) is unfinished
 
 
-def test_a_trailing_joining_word_is_cut_and_the_fact_kept() -> None:
+def test_a_trailing_joining_word_is_cut_and_the_fact_kept(memory_of: Callable[[str], str | None]) -> None:
     assert without_trailing_join("The user is her primary carer, and") == "The user is her primary carer"
     assert without_trailing_join("The user lives in Porto and Lisbon") == "The user lives in Porto and Lisbon"
     assert without_trailing_join("The R API changes every year or so") == "The R API changes every year or so"
-    assert _memory_of("I'm her primary carer, and") == "The user is her primary carer"
+    assert memory_of("I'm her primary carer, and") == "The user is her primary carer"
 
 
 def test_the_rules_read_the_memory_as_written() -> None:
@@ -118,8 +114,10 @@ def test_the_rules_read_the_memory_as_written() -> None:
         ("I have a grateful old dog", False),
     ],
 )
-def test_a_courtesy_to_the_assistant_is_not_a_memory(said: str, courtesy: bool) -> None:
-    memory = _memory_of(said)
+def test_a_courtesy_to_the_assistant_is_not_a_memory(
+    said: str, courtesy: bool, memory_of: Callable[[str], str | None]
+) -> None:
+    memory = memory_of(said)
     assert (memory is None) is courtesy
     if memory is not None:
         assert not is_courtesy(memory)
@@ -145,5 +143,7 @@ def test_a_courtesy_to_the_assistant_is_not_a_memory(said: str, courtesy: bool) 
         ),
     ],
 )
-def test_a_decision_said_in_the_future_stays(said: str, memory: str) -> None:
-    assert _memory_of(said) == memory
+def test_a_decision_said_in_the_future_stays(
+    said: str, memory: str, memory_of: Callable[[str], str | None]
+) -> None:
+    assert memory_of(said) == memory

@@ -1,16 +1,10 @@
 """What the user only guesses, or no longer does, is not a memory; a preference said with its own verb is."""
 
+from collections.abc import Callable
+
 import pytest
 
 from cairn_promotion.hedges import is_guess
-from cairn_promotion.offline import _candidate, as_memory
-from cairn_promotion.text import Clause
-
-
-def _memory_of(said: str) -> str | None:
-    candidate = _candidate(Clause(said, said, "user"), (0.95, ["fact"]), None)
-    memory = None if candidate is None else as_memory(candidate)
-    return None if memory is None else memory.text
 
 
 @pytest.mark.parametrize(
@@ -25,8 +19,8 @@ def _memory_of(said: str) -> str | None:
         "We used Datadog until last year but the bill got absurd",
     ],
 )
-def test_a_guess_or_an_ended_state_is_not_a_memory(said: str) -> None:
-    assert _memory_of(said) is None
+def test_a_guess_or_an_ended_state_is_not_a_memory(said: str, memory_of: Callable[[str], str | None]) -> None:
+    assert memory_of(said) is None
 
 
 @pytest.mark.parametrize(
@@ -37,6 +31,8 @@ def test_a_guess_or_an_ended_state_is_not_a_memory(said: str) -> None:
         ("I was born in Porto", "The user was born in Porto"),
     ],
 )
-def test_a_preference_or_a_lasting_fact_stays(said: str, memory: str) -> None:
-    assert _memory_of(said) == memory
+def test_a_preference_or_a_lasting_fact_stays(
+    said: str, memory: str, memory_of: Callable[[str], str | None]
+) -> None:
+    assert memory_of(said) == memory
     assert not is_guess(memory)

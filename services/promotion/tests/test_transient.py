@@ -1,17 +1,11 @@
 """What holds only for the hours around the session is not a memory; the same words as a habit or with a
 year are."""
 
+from collections.abc import Callable
+
 import pytest
 
-from cairn_promotion.offline import _candidate, as_memory
-from cairn_promotion.text import Clause
 from cairn_promotion.transient import is_transient
-
-
-def _memory_of(said: str) -> str | None:
-    candidate = _candidate(Clause(said, said, "user"), (0.95, ["fact"]), None)
-    memory = None if candidate is None else as_memory(candidate)
-    return None if memory is None else memory.text
 
 
 @pytest.mark.parametrize(
@@ -39,8 +33,8 @@ def _memory_of(said: str) -> str | None:
         "Our accountant Mr Pryce is away until the end of the month",
     ],
 )
-def test_what_holds_for_hours_is_not_a_memory(said: str) -> None:
-    assert _memory_of(said) is None
+def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[str], str | None]) -> None:
+    assert memory_of(said) is None
 
 
 @pytest.mark.parametrize(
@@ -56,6 +50,6 @@ def test_what_holds_for_hours_is_not_a_memory(said: str) -> None:
         ("my mother is fine with dogs in the house", "The user's mother is fine with dogs in the house"),
     ],
 )
-def test_a_habit_or_a_year_stays(said: str, memory: str) -> None:
-    assert _memory_of(said) == memory
+def test_a_habit_or_a_year_stays(said: str, memory: str, memory_of: Callable[[str], str | None]) -> None:
+    assert memory_of(said) == memory
     assert not is_transient(memory)
