@@ -17,6 +17,7 @@ from cairn_promotion.transient import is_transient
         "Half the users can't resolve api.shopcart.io since the cutover at 14:00",
         "Vite build is dying on CI, started about an hour ago after I merged the charts PR",
         "a customer ticket came in 20 minutes ago",
+        "One node has been NotReady for about 10 minutes",
         # An errand before a clock time (writers P, Q, S and X).
         "Pick up the dry cleaning before 6",
         "Errands: dry cleaning, return amazon pkg, milk before 6",
@@ -47,6 +48,7 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
         ("I'm trying to cut coffee to one cup a day", "The user is trying to cut coffee to one cup a day"),
         ("The office opens at 9 and closes at 6", "The office opens at 9 and closes at 6"),
         ("I have had asthma since childhood", "The user has had asthma since childhood"),
+        ("I run for 30 minutes every morning", "The user runs for 30 minutes every morning"),
         ("my mother is fine with dogs in the house", "The user's mother is fine with dogs in the house"),
     ],
 )

@@ -15,10 +15,13 @@ import re
 # A time of day: "9", "10:40", "3pm", "14:00"; not a year, a version, an amount or an ordinal ("since 2019",
 # "by 9.5", "before 6%", "since 9th grade").
 _CLOCK = r"\d{1,2}(?::\d\d)?(?:\s*[ap]\.?m\b)?(?![\w./%:-])"
-# "since 10:40", "since the cutover at 14:00", "about an hour ago", "20 minutes ago".
+# "since 10:40", "since the cutover at 14:00", "about an hour ago", "20 minutes ago", "has been NotReady for about
+# 10 minutes" ("runs for 30 minutes every morning" is a habit: only a state that "has been").
 _SINCE_CLOCK = re.compile(
     rf"\bsince (?:[\w ]{{0,20}} at )?{_CLOCK}"
-    r"|\b(?:an?|one|two|three|\d+|a few|a couple of) (?:hours?|minutes?|mins?) ago\b",
+    r"|\b(?:an?|one|two|three|\d+|a few|a couple of) (?:hours?|minutes?|mins?) ago\b"
+    r"|\b(?:has|have) been\b.*\bfor (?:about |around |over |almost |nearly )?(?:\d+|a few|a couple of|an?) "
+    r"(?:minutes?|mins?|hours?)\b",
     re.IGNORECASE,
 )
 # "Pick up the dry cleaning before 6", "Errands: ..., milk before 6": said of the user, the same words are a
