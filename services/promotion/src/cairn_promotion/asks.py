@@ -57,6 +57,14 @@ _DANGLING_END = re.compile(
     re.IGNORECASE,
 )
 
+# "The user always prefers that", "The user always says that", "The user only wants one": what the verb takes
+# is named elsewhere in the chat, so the memory alone says nothing.
+_OBJECT_ELSEWHERE = re.compile(
+    r"\b(?:prefers?|likes?|loves?|says|hates?|enjoys?|needs?|uses?|does|wants?)(?: \w+ly)? "
+    r"(?:that|those|this|these|it|them|one)\W*$",
+    re.IGNORECASE,
+)
+
 # A fact said in passing inside the task: "The user needs to add the user's latest certification in Data
 # Science, which the user completed last month".
 _ASIDE = re.compile(r",\s+(?:which|who)\s+the user\s+\w+ed\b", re.IGNORECASE)
@@ -128,5 +136,5 @@ def without_trailing_join(memory: str) -> str:
 
 
 def is_unfinished(memory: str) -> bool:
-    """Whether a memory ends on a word that needs what follows it."""
-    return bool(_DANGLING_END.search(memory))
+    """Whether a memory ends on a word that needs what follows it, or on a pronoun for what it is about."""
+    return bool(_DANGLING_END.search(memory) or _OBJECT_ELSEWHERE.search(memory))
