@@ -81,7 +81,7 @@ _COURTESY = re.compile(
 
 # "The user is her primary carer, and": the joining word is cut, the fact stays.
 # The user or their team, in a memory `rewrite.self_contained` may have dated ("On 2025-03-11, the user shall ...").
-_DATED_USER = r"^(?:On [\d-]+, )?the user(?:'s team)? "
+DATED_USER = r"^(?:On [\d-]+, )?the user(?:'s team)? "
 # A time of the coming days: "on Wednesday", "in the morning", "in 20 minutes", "at 3pm" ("since Tuesday" is past).
 _SOON = (
     r"(?<!since )(?:on )?(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|tomorrow|tonight|later today|in the morning|"
@@ -92,12 +92,12 @@ _SOON = (
 # errand of the coming days is a task too (a decision says no such day: "will open a Roth IRA").
 # "The user has to book something for the anniversary by Friday": an obligation of the coming days likewise.
 _ERRAND = re.compile(
-    rf"{_DATED_USER}(?:shall|will|has to|have to|needs to|must)\b.*\b(?:{_SOON})", re.IGNORECASE
+    rf"{DATED_USER}(?:shall|will|has to|have to|needs to|must)\b.*\b(?:{_SOON})", re.IGNORECASE
 )
 # "The user has a doctor appointment Thursday", "The user has an important call at 3pm", "The user is heading to
 # Kyoto next week": an appointment or a trip of the coming days.
 _APPOINTMENT = re.compile(
-    rf"{_DATED_USER}(?:has(?: got)? an?|is (?:heading|flying|going|driving|travell?ing))\b"
+    rf"{DATED_USER}(?:has(?: got)? an?|is (?:heading|flying|going|driving|travell?ing))\b"
     rf".*\b(?:{_SOON}|at \d{{1,2}}(?::\d\d)?\s*(?:am|pm))",
     re.IGNORECASE,
 )

@@ -10,9 +10,10 @@ labelled set has a memory opening with the user's guess as a fact; a preference 
 
 import re
 
+from cairn_promotion.asks import DATED_USER
+
 _GUESS = re.compile(
-    r"^(?:On [\d-]+, )?the user(?:'s team)? (?:thinks|suspects|bets|guesses|reckons|supposes|figures|assumes|"
-    r"imagines)\b",
+    rf"{DATED_USER}(?:thinks|suspects|bets|guesses|reckons|supposes|figures|assumes|imagines)\b",
     re.IGNORECASE,
 )
 

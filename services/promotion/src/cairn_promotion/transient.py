@@ -12,6 +12,8 @@ clock time ("since 2019" stays), and a habit or a rule keeps the memory ("doesn'
 
 import re
 
+from cairn_promotion.asks import DATED_USER
+
 # A time of day: "9", "10:40", "3pm", "14:00"; not a year, a version, an amount or an ordinal ("since 2019",
 # "by 9.5", "before 6%", "since 9th grade").
 _CLOCK = r"\d{1,2}(?::\d\d)?(?:\s*[ap]\.?m\b)?(?![\w./%:-])"
@@ -45,8 +47,7 @@ _NTH_CUP = re.compile(
 # "The user just tried pinning --platform linux/amd64", "The user will try micro-batch 8": a step of this
 # session's fix ("is trying to cut coffee to one cup a day" is a habit being changed, and stays).
 _TRIED = re.compile(
-    r"^(?:On [\d-]+, )?the user(?:'s team)? (?:just tried|tried already|already tried|will try|'ll try|"
-    r"is going to try)\b",
+    rf"{DATED_USER}(?:just tried|tried already|already tried|will try|'ll try|is going to try)\b",
     re.IGNORECASE,
 )
 
