@@ -130,3 +130,19 @@ async def wait_subject_indexes(bench: Bench, key: str, query: str, timeout: floa
             return time.perf_counter() - start
         await asyncio.sleep(0.5)
     raise RuntimeError("the subject's indexes never became ready")
+
+
+async def wait_subject_copy(bench: Bench, key: str, query: str, timeout: float = 60.0) -> str:
+    """A subject's recall is served from the recall replica's copy of its vectors (`subject_exact`) once
+    the copy is loaded, a few seconds after its vectors stop changing; until then it takes the SQL path
+    (`subject_ann`). How long the copy took ("not loaded" when it did not within `timeout`: too large a
+    subject, or copies disabled), so a measured round is the steady state, not the minutes after a burst."""
+    start = time.perf_counter()
+    while time.perf_counter() - start < timeout:
+        r = await bench.http.post(
+            "/api/v1/memory/recall", headers=bench.auth(key), json={"query": query, "mode": "semantic"}
+        )
+        if r.status_code == 200 and r.json()["meta"]["strategy"] == "subject_exact":
+            return f"{time.perf_counter() - start:.1f} s"
+        await asyncio.sleep(0.5)
+    return f"not loaded after {timeout:.0f} s"

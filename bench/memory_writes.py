@@ -35,7 +35,14 @@ import aiohttp
 import asyncpg
 from longmemeval import DATA, turns_of
 
-from harness import Bench, embedding_yardstick, running_stack, summary_ms, wait_subject_indexes
+from harness import (
+    Bench,
+    embedding_yardstick,
+    running_stack,
+    summary_ms,
+    wait_subject_copy,
+    wait_subject_indexes,
+)
 
 AGENTS = 64
 Body = Callable[[int], dict[str, Any]]
@@ -183,6 +190,7 @@ async def run(writes: int, burst: int, recalls: int, env: dict[str, str]) -> Non
             await burst_and_drain(bench, http, burst_tenant, burst_key, texts, rows)
             waited = await wait_subject_indexes(bench, burst_key, questions[0])
             rows["recall: subject indexes ready after"] = f"{waited:.1f} s"
+            rows["recall: vector copy loaded after"] = await wait_subject_copy(bench, burst_key, questions[0])
 
             def query(i: int) -> dict[str, Any]:
                 return {"query": f"{questions[i % len(questions)]} {i}"}  # unique: never a cached embedding

@@ -25,7 +25,7 @@ import aiohttp
 import psutil
 from memory_writes import Report, burst_and_drain, conversations, load
 
-from harness import Bench, embedding_yardstick, running_stack, wait_subject_indexes
+from harness import Bench, embedding_yardstick, running_stack, wait_subject_copy, wait_subject_indexes
 
 CONCURRENCY = 16
 
@@ -95,6 +95,7 @@ async def run(
             rows["recall: subject indexes ready after"] = (
                 f"{await wait_subject_indexes(bench, key, questions[0]):.1f} s"
             )
+            rows["recall: vector copy loaded after"] = await wait_subject_copy(bench, key, questions[0])
             stamp = time.time_ns()
 
             def query(i: int) -> dict[str, Any]:
