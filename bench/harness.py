@@ -118,18 +118,28 @@ async def gather_limited(limit: int, coros: list[object]) -> list[object]:
     return await asyncio.gather(*(run(c) for c in coros))
 
 
-async def wait_subject_indexes(bench: Bench, key: str, query: str, timeout: float = 300.0) -> float:
-    """A subject past CAIRN_SUBJECT_INDEX_MIN_ROWS gets its own indexes, built in the background after its
-    first recall: wait until recall uses them (the steady state to measure); the seconds it took."""
+async def _recall_served_by(
+    bench: Bench, key: str, query: str, strategies: tuple[str, ...], timeout: float
+) -> float | None:
+    """Seconds until a semantic recall of `key`'s subject reports one of `strategies`; None past `timeout`."""
     start = time.perf_counter()
     while time.perf_counter() - start < timeout:
         r = await bench.http.post(
             "/api/v1/memory/recall", headers=bench.auth(key), json={"query": query, "mode": "semantic"}
         )
-        if r.status_code == 200 and r.json()["meta"]["strategy"] in ("subject_ann", "subject_exact"):
+        if r.status_code == 200 and r.json()["meta"]["strategy"] in strategies:
             return time.perf_counter() - start
         await asyncio.sleep(0.5)
-    raise RuntimeError("the subject's indexes never became ready")
+    return None
+
+
+async def wait_subject_indexes(bench: Bench, key: str, query: str, timeout: float = 300.0) -> float:
+    """A subject past CAIRN_SUBJECT_INDEX_MIN_ROWS gets its own indexes, built in the background after its
+    first recall: wait until recall uses them (the steady state to measure); the seconds it took."""
+    waited = await _recall_served_by(bench, key, query, ("subject_ann", "subject_exact"), timeout)
+    if waited is None:
+        raise RuntimeError("the subject's indexes never became ready")
+    return waited
 
 
 async def wait_subject_copy(bench: Bench, key: str, query: str, timeout: float = 60.0) -> str:
@@ -137,12 +147,5 @@ async def wait_subject_copy(bench: Bench, key: str, query: str, timeout: float =
     the copy is loaded, a few seconds after its vectors stop changing; until then it takes the SQL path
     (`subject_ann`). How long the copy took ("not loaded" when it did not within `timeout`: too large a
     subject, or copies disabled), so a measured round is the steady state, not the minutes after a burst."""
-    start = time.perf_counter()
-    while time.perf_counter() - start < timeout:
-        r = await bench.http.post(
-            "/api/v1/memory/recall", headers=bench.auth(key), json={"query": query, "mode": "semantic"}
-        )
-        if r.status_code == 200 and r.json()["meta"]["strategy"] == "subject_exact":
-            return f"{time.perf_counter() - start:.1f} s"
-        await asyncio.sleep(0.5)
-    return f"not loaded after {timeout:.0f} s"
+    waited = await _recall_served_by(bench, key, query, ("subject_exact",), timeout)
+    return f"not loaded after {timeout:.0f} s" if waited is None else f"{waited:.1f} s"
