@@ -5,7 +5,13 @@ from collections.abc import Callable
 
 import pytest
 
-from cairn_promotion.asks import is_courtesy, is_task_request, is_unfinished, without_trailing_join
+from cairn_promotion.asks import (
+    is_courtesy,
+    is_task_request,
+    is_unfinished,
+    without_trailing_join,
+    without_unfinished_tail,
+)
 
 
 @pytest.mark.parametrize(
@@ -87,10 +93,38 @@ def test_a_standing_rule_or_a_habit_stays(
             False,
         ),
         ("The user lives in Porto", False),
+        # A bare copula at the end (writers N, R), unless a pronoun or a question word is its subject.
+        ("VBA in Excel 2016 is", True),
+        ("The user's grandson Thomas is", True),
+        ("Scrubs have to stay where they are", False),
+        ("The kids are as loud as they always are", False),
+        ("The user knows what the fix is", False),
+        # A condition on the assistant, or a reason, without the clause it belongs to.
+        ("When the assistant writes a fix", True),
+        ("If the assistant suggests papers format them that way", True),
+        ("Because the user definitely wants to pay 2% fees forever", True),
+        ("When the user travels for work the user always takes the train", False),
+        ("If the assistant writes SQL, the user wants uppercase keywords", False),
     ],
 )
 def test_a_memory_cut_short_is_unfinished(memory: str, unfinished: bool) -> None:
     assert is_unfinished(memory) is unfinished
+
+
+@pytest.mark.parametrize(
+    ("memory", "kept"),
+    [
+        ("The user works from home so this is", "The user works from home"),
+        ("The user runs a bakery in Leeds, and the busiest day is", "The user runs a bakery in Leeds"),
+        # Too little before the break to stand alone: unchanged (and then dropped as unfinished).
+        ("Honestly, VBA is", "Honestly, VBA is"),
+        ("The user's grandson Thomas is", "The user's grandson Thomas is"),
+        # Not cut short.
+        ("The user lives in Porto, near the river", "The user lives in Porto, near the river"),
+    ],
+)
+def test_a_statement_cut_short_keeps_the_whole_one_before_it(memory: str, kept: str) -> None:
+    assert without_unfinished_tail(memory) == kept
 
 
 def test_a_trailing_joining_word_is_cut_and_the_fact_kept(memory_of: Callable[[str], str | None]) -> None:

@@ -52,8 +52,19 @@ _WANTS_THIS = re.compile(
 # stick to", "if the assistant needs to"), so only a determiner or a subordinating word counts, or a "wants the
 # user to" with nothing after it.
 _DANGLING_END = re.compile(
-    r"(?:\b(?:the|an?|because|if|when|my|our|your|their)"
+    r"(?:\b(?:the|an?|because|if|when|my|our|your|their|than)"
     r"|\b(?:wants|asked|told|needs|expects)\s+(?:the user|me|us|him|her|them)\s+to)\W*$",
+    re.IGNORECASE,
+)
+# A copula with nothing after it ("VBA in Excel 2016 is", "The user works from home so this is"), unless its
+# subject is a pronoun ("where they are", "here we are") or it closes an embedded question ("what the fix is").
+_DANGLING_COPULA = re.compile(
+    r"(?<!\bit )(?<!\bthat )(?<!\bthere )(?<!\bthey )(?<!\bwe )(?<!\byou )(?<!\bi )(?<!\bhe )(?<!\bshe )"
+    r"(?<!\balways )(?<!\bstill )\b(?:is|are|was|were)\W*$",
+    re.IGNORECASE,
+)
+_EMBEDDED_QUESTION_END = re.compile(
+    r"\b(?:what|where|how|who|why|which|whatever|wherever)\b(?:\s+\S+){0,6}?\s+(?:is|are|was|were)\W*$",
     re.IGNORECASE,
 )
 
@@ -135,6 +146,36 @@ def without_trailing_join(memory: str) -> str:
     return _TRAILING_JOIN.sub("", memory)
 
 
+# A clause that is only the condition or the reason, its main clause lost: "When the assistant writes a fix",
+# "Because the user definitely wants to pay 2% fees forever" (sarcasm, or half of a thought).
+_LONE_SUBORDINATE = re.compile(r"^(?:because\b|(?:if|when|whenever) the assistant\b)[^,;:]*$", re.IGNORECASE)
+# Where a statement cut short can be shortened to the whole one before it: ", and", ", ", " so ", " but ".
+_BREAK = re.compile(r",\s*(?:and\s+|but\s+|so\s+)?|\s+(?:so|but)\s+", re.IGNORECASE)
+_MIN_KEPT_WORDS = 4
+
+
+def _ends_on_bare_copula(memory: str) -> bool:
+    return bool(_DANGLING_COPULA.search(memory)) and not _EMBEDDED_QUESTION_END.search(memory)
+
+
 def is_unfinished(memory: str) -> bool:
-    """Whether a memory ends on a word that needs what follows it, or on a pronoun for what it is about."""
-    return bool(_DANGLING_END.search(memory) or _OBJECT_ELSEWHERE.search(memory))
+    """Whether a memory ends on a word that needs what follows it, or on a pronoun for what it is about, or
+    is a condition or reason without what it conditions."""
+    return bool(
+        _DANGLING_END.search(memory)
+        or _ends_on_bare_copula(memory)
+        or _OBJECT_ELSEWHERE.search(memory)
+        or _LONE_SUBORDINATE.search(memory)
+    )
+
+
+def without_unfinished_tail(memory: str) -> str:
+    """A memory whose last part ends on a bare copula, shortened to the whole statement before that part
+    ("The user works from home so this is" -> "The user works from home"); unchanged when there is none."""
+    if not _ends_on_bare_copula(memory):
+        return memory
+    breaks = list(_BREAK.finditer(memory))
+    if not breaks:
+        return memory
+    head = memory[: breaks[-1].start()].rstrip()
+    return head if len(head.split()) >= _MIN_KEPT_WORDS and not is_unfinished(head) else memory

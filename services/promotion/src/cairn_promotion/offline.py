@@ -18,7 +18,13 @@ from datetime import date
 from typing import Protocol
 
 from cairn_contracts.promotion import Candidate, Turn
-from cairn_promotion.asks import is_courtesy, is_task_request, is_unfinished, without_trailing_join
+from cairn_promotion.asks import (
+    is_courtesy,
+    is_task_request,
+    is_unfinished,
+    without_trailing_join,
+    without_unfinished_tail,
+)
 from cairn_promotion.compiler import DEFAULT_MAX_CHARS, DEFAULT_MAX_TURNS, READABLE_ROLES, recent_window
 from cairn_promotion.hedges import is_guess
 from cairn_promotion.names import named_candidates
@@ -239,7 +245,7 @@ def as_memory(candidate: Candidate) -> Candidate | None:
     cross-validation over `_candidate`, and with these rules inside it the fewer false positives on dev let
     the threshold fall (0.375 -> 0.325), which lost precision on every outside set (eval/README.md).
     """
-    said = without_trailing_join(candidate.text)
+    said = without_unfinished_tail(without_trailing_join(candidate.text))
     text = as_state(said)
     if any(
         rule(text)
