@@ -1,10 +1,11 @@
-"""What the user only guesses, or no longer does, is not a memory; a preference said with its own verb is."""
+"""What the user only guesses, has not decided, or no longer does, is not a memory; a preference said with its own
+verb is."""
 
 from collections.abc import Callable
 
 import pytest
 
-from cairn_promotion.hedges import is_guess
+from cairn_promotion.hedges import is_guess, without_undecided
 
 
 @pytest.mark.parametrize(
@@ -36,3 +37,42 @@ def test_a_preference_or_a_lasting_fact_stays(
 ) -> None:
     assert memory_of(said) == memory
     assert not is_guess(memory)
+
+
+@pytest.mark.parametrize(
+    ("memory", "kept"),
+    [
+        # A plan not made (writers A, L, R, T, Y, Z): nothing is left.
+        ("Maybe the user will sneak a coffee at 1:30", None),
+        ("On 2024-09-27, Maybe the user will take the JLPT N3 next year", None),
+        ("The user is maybe going to train for a half marathon next spring, haven't signed up yet", None),
+        ("The user's friend Dana is thinking about maybe doing a 5K in the fall but hasn't committed", None),
+        ("The builder might be able to start in March", None),
+        ("The user's team might switch banks at some point", None),
+        # The plan follows a fact: the fact stays.
+        (
+            "The user's husband Tom plays guitar so maybe we could do a little duet thing",
+            "The user's husband Tom plays guitar",
+        ),
+        (
+            "The user's wife Priya is a dentist, opening a clinic maybe next year not sure",
+            "The user's wife Priya is a dentist",
+        ),
+        # A hedge that is not on the clause's verb.
+        (
+            "The user has the honour, or perhaps the burden, of chairing the village hall committee",
+            "The user has the honour, or perhaps the burden, of chairing the village hall committee",
+        ),
+        (
+            "The physiotherapist suggested exercises the user might do at home",
+            "The physiotherapist suggested exercises the user might do at home",
+        ),
+    ],
+)
+def test_a_plan_not_yet_made_is_not_a_memory(memory: str, kept: str | None) -> None:
+    assert without_undecided(memory) == kept
+
+
+def test_an_undecided_plan_said_in_a_session_is_not_promoted(memory_of: Callable[[str], str | None]) -> None:
+    assert memory_of("Maybe I'll learn the cello next year, not sure yet") is None
+    assert memory_of("I'm maybe going to train for a half marathon next spring") is None

@@ -169,13 +169,19 @@ def is_unfinished(memory: str) -> bool:
     )
 
 
+def head_before(memory: str, position: int) -> str | None:
+    """The whole statement before the last clause break (", and", ", ", " so ", " but ") ahead of `position`;
+    None when there is no break there or what precedes it is too short or itself unfinished."""
+    breaks = [b for b in _BREAK.finditer(memory) if b.end() <= position]
+    if not breaks:
+        return None
+    head = memory[: breaks[-1].start()].rstrip()
+    return head if len(head.split()) >= _MIN_KEPT_WORDS and not is_unfinished(head) else None
+
+
 def without_unfinished_tail(memory: str) -> str:
     """A memory whose last part ends on a bare copula, shortened to the whole statement before that part
     ("The user works from home so this is" -> "The user works from home"); unchanged when there is none."""
     if not _ends_on_bare_copula(memory):
         return memory
-    breaks = list(_BREAK.finditer(memory))
-    if not breaks:
-        return memory
-    head = memory[: breaks[-1].start()].rstrip()
-    return head if len(head.split()) >= _MIN_KEPT_WORDS and not is_unfinished(head) else memory
+    return head_before(memory, len(memory)) or memory

@@ -1,4 +1,4 @@
-"""What the user only guesses is not a fact about them.
+"""What the user only guesses, or has not decided, is not a fact about them.
 
 Runs on a memory as it would be written, after the decision kept its clause. "The user thinks it clashes
 with the scrub job", "The user suspects the clocks changing may have confused it", "The user bets it's
@@ -10,7 +10,7 @@ labelled set has a memory opening with the user's guess as a fact; a preference 
 
 import re
 
-from cairn_promotion.asks import DATED_USER
+from cairn_promotion.asks import DATED_USER, head_before
 
 _GUESS = re.compile(
     rf"{DATED_USER}(?:thinks|suspects|bets|guesses|reckons|supposes|figures|assumes|imagines)\b",
@@ -21,3 +21,27 @@ _GUESS = re.compile(
 def is_guess(memory: str) -> bool:
     """Whether a memory states only what the user guesses or believes ("The user thinks ...")."""
     return _GUESS.match(memory) is not None
+
+
+# A plan not yet made: "Maybe the user will take the JLPT N3 next year", "The user is maybe going to train for a
+# half marathon", "Dana is thinking about maybe doing a 5K", "The builder might be able to start in March",
+# "... not sure yet", "... but hasn't committed". Only a hedge on the clause's own verb counts: "perhaps the
+# burden" and "exercises the user might do at home" state something.
+_UNDECIDED = re.compile(
+    r"^(?:On [\d-]+, )?(?:maybe|perhaps)\b"
+    r"|^(?:On [\d-]+, )?(?:the user|the user's [\w ]+?|the \w+|[A-Z]\w+) might\b"
+    r"|\b(?:is|are|am) maybe going to\b|\bthinking (?:about )?maybe\b"
+    r"|\bmaybe (?:the user|we|i|they|he|she) (?:will|could|would|might)\b|(?:^|,\s*)might\b"
+    r"|\bnot sure(?: yet)?\W*$|\b(?:hasn't|haven't|has not|have not) (?:committed|decided|signed up)\b",
+    re.IGNORECASE,
+)
+
+
+def without_undecided(memory: str) -> str | None:
+    """A memory without the plan it has not made: the statement before the hedged part when the hedge comes
+    after a clause break ("The user's husband Tom plays guitar so maybe we could do a duet" -> "The user's
+    husband Tom plays guitar"), None when the memory is only that plan, the memory itself when it has none."""
+    hedge = _UNDECIDED.search(memory)
+    if hedge is None:
+        return memory
+    return head_before(memory, hedge.start())

@@ -26,7 +26,7 @@ from cairn_promotion.asks import (
     without_unfinished_tail,
 )
 from cairn_promotion.compiler import DEFAULT_MAX_CHARS, DEFAULT_MAX_TURNS, READABLE_ROLES, recent_window
-from cairn_promotion.hedges import is_guess
+from cairn_promotion.hedges import is_guess, without_undecided
 from cairn_promotion.names import named_candidates
 from cairn_promotion.referents import Referents
 from cairn_promotion.rewrite import self_contained
@@ -245,7 +245,9 @@ def as_memory(candidate: Candidate) -> Candidate | None:
     cross-validation over `_candidate`, and with these rules inside it the fewer false positives on dev let
     the threshold fall (0.375 -> 0.325), which lost precision on every outside set (eval/README.md).
     """
-    said = without_unfinished_tail(without_trailing_join(candidate.text))
+    said = without_undecided(without_unfinished_tail(without_trailing_join(candidate.text)))
+    if said is None:
+        return None
     text = as_state(said)
     if any(
         rule(text)
