@@ -24,6 +24,7 @@ from cairn_promotion.eval import (
     Match,
     SessionResult,
     evaluate,
+    judged_key,
     load_dataset,
     load_judged,
     main,
@@ -714,12 +715,22 @@ class TestEval:
     def test_a_judged_pair_matches_what_the_token_matcher_rejects(self) -> None:
         memory, fact = "The user moved to Lisbon last month", "The user lives in Lisbon"
         assert match([memory], [fact]) == []
-        assert match([memory], [fact], {(memory, fact): True}) == [(0, 0, 0.5)]
-        assert match([memory], [fact], {(memory, fact): False}) == []
+        assert match([memory], [fact], {judged_key(memory, fact): True}) == [(0, 0, 0.5)]
+        assert match([memory], [fact], {judged_key(memory, fact): False}) == []
+
+    def test_a_verdict_holds_whatever_the_survivor_capitalises(self) -> None:
+        fact = "The user's team has a change freeze from November 15 to December 2"
+        judged = {
+            judged_key(
+                "On 2025-10-02, Every year we have a change freeze from November 15 to December 2", fact
+            ): True
+        }
+        memory = "On 2025-10-02, every year we have a change freeze from November 15 to December 2"
+        assert match([memory], [fact], judged) == [(0, 0, 0.5)]
 
     def test_a_judged_pair_never_displaces_a_token_match(self) -> None:
         fact = "The user lives in Lisbon"
-        judged = {("The user moved to Lisbon last month", fact): True}
+        judged = {judged_key("The user moved to Lisbon last month", fact): True}
         predicted = ["The user moved to Lisbon last month", "The user lives in Lisbon"]
         assert match(predicted, [fact], judged) == [(1, 0, 1.0)]
 
@@ -728,7 +739,13 @@ class TestEval:
         assert data["rule"]
         assert data["about"]
         assert all(set(p) == {"memory", "fact", "same", "why"} for p in data["pairs"])
-        assert len(load_judged()) == len(data["pairs"])  # no pair twice
+        raw = {(p["memory"], p["fact"]) for p in data["pairs"]}
+        assert len(raw) == len(data["pairs"])  # no pair twice
+        # Pairs that differ only in the survivor's capitals carry the same verdict, and count once.
+        folded = {judged_key(memory, fact) for memory, fact in raw}
+        assert len(load_judged()) == len(folded)
+        verdicts = {(p["memory"], p["fact"]): p["same"] for p in data["pairs"]}
+        assert all(load_judged()[judged_key(m, f)] == same for (m, f), same in verdicts.items())
 
     def test_cli_judged_counts_unjudged_pairs_and_writes_them_for_the_judge(
         self, capsys: pytest.CaptureFixture[str], tmp_path: Path

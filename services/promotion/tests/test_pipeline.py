@@ -96,6 +96,15 @@ def test_time_bound_facts_are_dated_only_when_the_turn_has_a_date() -> None:
         "The user is flying to Singapore on 18 April"
     )
     assert self_contained("I prefer aisle seats", "user", day) == "The user prefers aisle seats"
+    # A word that is capitalised only for opening the sentence reads in lower case after the date; a name does not.
+    assert (
+        self_contained("This month's bill was $142", "user", day)
+        == "On 2026-04-02, this month's bill was $142"
+    )
+    assert (
+        self_contained("Sam's birthday is next month", "user", day)
+        == "On 2026-04-02, Sam's birthday is next month"
+    )
 
 
 @pytest.mark.parametrize(

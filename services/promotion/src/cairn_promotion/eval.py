@@ -334,9 +334,18 @@ Judged = Mapping[tuple[str, str], bool]  # (survivor, label) -> the annotator's 
 
 
 def load_judged(path: Path = JUDGED_PAIRS) -> dict[tuple[str, str], bool]:
-    """The annotator's verdicts of `path` (see eval/README.md), keyed by (survivor text, label text)."""
+    """The annotator's verdicts of `path` (see eval/README.md), keyed by (survivor text, label text), the survivor
+    case-folded (`judged_key`): a verdict does not depend on a capital letter."""
     data = json.loads(path.read_text(encoding="utf-8"))
-    return {(p["memory"], p["fact"]): bool(p["same"]) for p in data["pairs"]}
+    verdicts: dict[tuple[str, str], bool] = {}
+    for p in data["pairs"]:
+        key = judged_key(p["memory"], p["fact"])
+        verdicts[key] = verdicts.get(key, False) or bool(p["same"])
+    return verdicts
+
+
+def judged_key(survivor: str, label: str) -> tuple[str, str]:
+    return survivor.casefold(), label
 
 
 def match(
@@ -358,7 +367,7 @@ def match(
 
     def pair_score(i: int, j: int) -> float:
         strict = similarity(p_tokens[i], e_tokens[j])
-        if strict < MATCH_JACCARD and judged and judged.get((predicted[i], expected[j])):
+        if strict < MATCH_JACCARD and judged and judged.get(judged_key(predicted[i], expected[j])):
             return MATCH_JACCARD
         return strict
 
@@ -418,7 +427,7 @@ def score_session(
         updates_slotted=slotted,
         unjudged=[]
         if judged is None
-        else [(c.text, e) for c in false_positives for e in missed if (c.text, e) not in judged],
+        else [(c.text, e) for c in false_positives for e in missed if judged_key(c.text, e) not in judged],
     )
 
 

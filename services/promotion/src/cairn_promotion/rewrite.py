@@ -220,6 +220,14 @@ def is_time_bound(text: str) -> bool:
     return bool(_TIME_BOUND.search(text))
 
 
+# Words that open a sentence only because they come first: after the date prefix they read in lower case
+# ("On 2025-01-22, this month's bill was $142"); a name or an acronym keeps its capital.
+_COMMON_LEADS = frozenset(
+    "the user user's a an this that these those it it's its there there's here my our some any every each "
+    "last next today tomorrow tonight yesterday now then".split()
+)
+
+
 def self_contained(text: str, role: str = "user", day: date | None = None) -> str:
     """A clause as a memory that reads on its own: third person, and dated when time-bound.
 
@@ -234,7 +242,7 @@ def self_contained(text: str, role: str = "user", day: date | None = None) -> st
     fact = normalise(text, role)
     if day is not None and is_time_bound(fact):
         first, _, rest = fact.partition(" ")
-        lead = first.lower() if first in ("The", "User", "User's") else first
+        lead = first.lower() if first.lower() in _COMMON_LEADS else first
         fact = f"On {day.isoformat()}, {lead} {rest}".strip()
     return fact
 
