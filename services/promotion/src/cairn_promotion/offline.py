@@ -27,6 +27,7 @@ from cairn_promotion.asks import (
 )
 from cairn_promotion.compiler import DEFAULT_MAX_CHARS, DEFAULT_MAX_TURNS, READABLE_ROLES, recent_window
 from cairn_promotion.hedges import is_guess, without_undecided
+from cairn_promotion.introductions import introduced_candidates
 from cairn_promotion.names import named_candidates
 from cairn_promotion.referents import Referents
 from cairn_promotion.rewrite import self_contained
@@ -150,6 +151,7 @@ class OfflineCompiler:
                     candidates.append(memory)
             if clause.role == "user":  # in reading order, so a later name takes the slot
                 candidates.extend(named_candidates(clause.text))
+                candidates.extend(introduced_candidates(clause.text))
         return dedupe(latest_per_slot(candidates))
 
 

@@ -1,0 +1,82 @@
+"""What the user says of themselves in a few words, with no verb for the decision to read: "I'm Tomás.", "ICU
+nurse here", "Allergic to penicillin".
+
+Such a line is how people introduce themselves or fill in a context block, and it is durable (a name, a trade,
+an allergy), yet the learned decision scores it low: it has no subject or no predicate of the kind it was trained
+on (0.08-0.31 on the outside sets). Like `names`, the fact is read off the user's own clause by its shape, the
+whole clause and nothing else, and kept at `NAMED_CONFIDENCE`; the assistant's words are never read.
+"""
+
+import re
+
+from cairn_contracts.promotion import Candidate
+from cairn_promotion.lexicon import STOP_WORDS
+from cairn_promotion.names import NAMED_CONFIDENCE
+from cairn_promotion.slots import slot_of
+
+_GREETING = r"(?:(?:hi|hello|hey|hiya|ol[áa]|hola|bonjour|ciao)(?: there| all| everyone)?[,!.]?\s+)?"
+# "I'm Tomás.", "Hi, I'm Priya Nair", "My name is Ana": the whole clause is the introduction. The name is one
+# or two capitalised words (case-sensitive); "I'm Brazilian", "I'm Catholic" describe, they do not name.
+_NAME_WORD = r"[^\W\d_][\w’'-]*"
+_SELF_NAME = re.compile(
+    rf"^{_GREETING}(?:[Ii]['’]m|[Ii] am|[Mm]y name is|[Mm]y name['’]s|[Nn]ame['’]s)\s+"
+    rf"(?P<name>{_NAME_WORD}(?:\s+{_NAME_WORD})?)\s*[.!]*$",
+    re.IGNORECASE,
+)
+_NOT_A_NAME = re.compile(r"(?:ian|ese|ish|ic|ist|ed|ing)$|^[A-Z]{2,}$")
+_STATES = frozenset(
+    "back done fine good ok okay here home sorry sure ready tired new late free busy sick well".split()
+)
+# "ICU nurse here", "T1 diabetic here.", "Freelance translator here": a role of one to four words, then "here".
+_ROLE_HERE = re.compile(r"^(?P<role>[\w/+-]+(?:\s+[\w/+-]+){0,3})\s+here\s*[.!,]*$", re.IGNORECASE)
+_NOT_A_ROLE = frozenset(
+    "same anyone someone everyone nobody everybody somebody it me you we they he she what who how why where when "
+    "first last new out over back right just still not up down again also only is are was were been be from "
+    "nothing everything something all both".split()
+)
+# "Allergic to penicillin", "Also allergic to shellfish": an allergy with no subject.
+_ALLERGY = re.compile(
+    r"^(?:and\s+|also\s+)?(?:(?:severely|very|mildly)\s+)?allergic to\s+(?P<what>.+?)\s*[.!]*$", re.I
+)
+_VOWEL_SOUND = re.compile(r"^(?:[aeiou]|[AEFHILMNORSX](?:[A-Z\d]|$))")
+
+
+def introduced(text: str) -> list[str]:
+    """The facts one user clause states about the user in a few words: "The user's name is Tomás", "The user is
+    an ICU nurse", "The user is allergic to penicillin"; none for any other clause."""
+    clause = text.strip()
+    if (match := _SELF_NAME.match(clause)) is not None:
+        name = match.group("name")
+        words = name.split()
+        if all(
+            w[:1].isupper() and w.lower() not in STOP_WORDS | _STATES and not _NOT_A_NAME.search(w)
+            for w in words
+        ):
+            return [f"The user's name is {name}"]
+        return []
+    if (match := _ROLE_HERE.match(clause)) is not None:
+        role = match.group("role")
+        words = role.lower().split()
+        last = words[-1]
+        if (
+            words[0] in _NOT_A_ROLE
+            or words[0] in STOP_WORDS
+            or (last.endswith("s") and not last.endswith("ss"))
+        ):
+            return []
+        first, _, rest = role.partition(" ")
+        if first[:1].isupper() and first[1:].islower():  # capitalised for opening the line: "Farmer here"
+            role = f"{first.lower()} {rest}".strip()
+        article = "an" if _VOWEL_SOUND.match(role) else "a"
+        return [f"The user is {article} {role}"]
+    if (match := _ALLERGY.match(clause)) is not None:
+        return [f"The user is allergic to {match.group('what')}"]
+    return []
+
+
+def introduced_candidates(text: str) -> list[Candidate]:
+    """One candidate per fact `introduced` reads in one user clause."""
+    return [
+        Candidate(text=fact, confidence=NAMED_CONFIDENCE, tags=["profile"], slot=slot_of(fact))
+        for fact in introduced(text)
+    ]

@@ -1,0 +1,53 @@
+"""What the user says of themselves in a few words is a memory although the decision scores it low."""
+
+import pytest
+
+from cairn_contracts.promotion import Turn
+from cairn_promotion.compiler import DEFAULT_CONFIDENCE_THRESHOLD
+from cairn_promotion.introductions import introduced
+from cairn_promotion.offline import OfflineCompiler
+
+
+@pytest.mark.parametrize(
+    ("said", "facts"),
+    [
+        # A name (writers S, T, W).
+        ("I'm Tomás.", ["The user's name is Tomás"]),
+        ("Hi, I'm Priya Nair", ["The user's name is Priya Nair"]),
+        ("My name is Ana", ["The user's name is Ana"]),
+        # What describes the user does not name them.
+        ("I'm Brazilian", []),
+        ("I'm OK", []),
+        ("I'm Back!", []),
+        ("I'm Priya and I work nights", []),  # not the whole clause
+        # A trade or a condition, then "here" (writers K, P).
+        ("ICU nurse here", ["The user is an ICU nurse"]),
+        ("T1 diabetic here.", ["The user is a T1 diabetic"]),
+        ("Farmer here", ["The user is a farmer"]),
+        ("Same here", []),
+        ("Anyone here?", []),
+        ("Parents of twins here", []),
+        # An allergy without a subject (writers P, AA).
+        ("Allergic to penicillin", ["The user is allergic to penicillin"]),
+        ("Also allergic to sulfa drugs.", ["The user is allergic to sulfa drugs"]),
+        ("My sister is allergic to cats", []),
+    ],
+)
+def test_a_few_words_about_the_user_are_a_fact(said: str, facts: list[str]) -> None:
+    assert introduced(said) == facts
+
+
+def test_an_introduction_survives_the_decision() -> None:
+    turns = [
+        Turn(role="user", content="Olá! I'm Tomás. ICU nurse here. Allergic to penicillin."),
+        Turn(role="assistant", content="Nice to meet you, Tomás. I'm Ada."),
+    ]
+    found = {c.text: c for c in OfflineCompiler().extract(turns)}
+    for fact in (
+        "The user's name is Tomás",
+        "The user is an ICU nurse",
+        "The user is allergic to penicillin",
+    ):
+        assert fact in found
+        assert found[fact].confidence >= DEFAULT_CONFIDENCE_THRESHOLD
+    assert "The user's name is Ada" not in found  # the assistant's words are never read
