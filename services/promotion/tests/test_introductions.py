@@ -20,6 +20,16 @@ from cairn_promotion.offline import OfflineCompiler
         ("I'm OK", []),
         ("I'm Back!", []),
         ("I'm Priya and I work nights", []),  # not the whole clause
+        # What the user is, as the whole clause (writers D, H, I, R, S, W).
+        ("I'm a nurse", ["The user is a nurse"]),
+        ("I'm an ER nurse.", ["The user is an ER nurse"]),
+        ("I'm 34", ["The user is 34 years old"]),
+        ("I'm self-employed", ["The user is self-employed"]),
+        ("I'm Vegetarian.", ["The user is vegetarian"]),
+        ("I'm a bit tired today", []),
+        ("I'm a PhD student I work on soil microbiomes", []),
+        ("I'm 5 minutes late", []),
+        ("I'm tired", []),
         # A trade or a condition, then "here" (writers K, P).
         ("ICU nurse here", ["The user is an ICU nurse"]),
         ("T1 diabetic here.", ["The user is a T1 diabetic"]),

@@ -38,22 +38,46 @@ _NOT_A_ROLE = frozenset(
 _ALLERGY = re.compile(
     r"^(?:and\s+|also\s+)?(?:(?:severely|very|mildly)\s+)?allergic to\s+(?P<what>.+?)\s*[.!]*$", re.I
 )
+# "I'm a nurse", "I'm an ER nurse", "I'm a retired civil engineer": what the user is, said as the whole clause
+# (not "I'm a bit tired", and not a run-on "I'm a PhD student I work on ...").
+_SELF_ROLE = re.compile(
+    r"^(?:i['’]m|i am)\s+(?P<role>an?\s+(?!(?:bit|little|lot)\b)[\w'’/+-]+(?:\s+(?!i\b)[\w'’/+-]+){0,6})\s*[.!]*$",
+    re.IGNORECASE,
+)
+# "I'm 34": an age.
+_SELF_AGE = re.compile(
+    r"^(?:i['’]m|i am)\s+(?P<age>[1-9]\d)(?:\s*(?:years old|yo|y/o))?\s*[.!]*$", re.IGNORECASE
+)
+# "I'm self-employed", "I'm vegetarian": a lasting state, from a closed list (most adjectives are moods).
+_SELF_STATE = re.compile(
+    r"^(?:i['’]m|i am)\s+(?:(?:also|now)\s+)?(?P<state>self-employed|retired|vegan|vegetarian|pescatarian|pregnant|"
+    r"diabetic|single|married|divorced|widowed|left-handed|colou?r-?blind|deaf|autistic|c[o]?eliac|"
+    r"lactose intolerant|gluten intolerant)\s*[.!]*$",
+    re.IGNORECASE,
+)
 _VOWEL_SOUND = re.compile(r"^(?:[aeiou]|[AEFHILMNORSX](?:[A-Z\d]|$))")
+
+
+def _is_name(words: str) -> bool:
+    """Capitalised words that are not a function word, a state ("Back", "OK") or a nationality or creed."""
+    return all(
+        w[:1].isupper() and w.lower() not in STOP_WORDS | _STATES and not _NOT_A_NAME.search(w)
+        for w in words.split()
+    )
 
 
 def introduced(text: str) -> list[str]:
     """The facts one user clause states about the user in a few words: "The user's name is Tomás", "The user is
     an ICU nurse", "The user is allergic to penicillin"; none for any other clause."""
     clause = text.strip()
-    if (match := _SELF_NAME.match(clause)) is not None:
-        name = match.group("name")
-        words = name.split()
-        if all(
-            w[:1].isupper() and w.lower() not in STOP_WORDS | _STATES and not _NOT_A_NAME.search(w)
-            for w in words
-        ):
-            return [f"The user's name is {name}"]
-        return []
+    if (match := _SELF_NAME.match(clause)) is not None and _is_name(match.group("name")):
+        return [f"The user's name is {match.group('name')}"]
+    if (match := _SELF_ROLE.match(clause)) is not None:
+        return [f"The user is {match.group('role')}"]
+    if (match := _SELF_AGE.match(clause)) is not None:
+        return [f"The user is {match.group('age')} years old"]
+    if (match := _SELF_STATE.match(clause)) is not None:
+        return [f"The user is {match.group('state').lower()}"]
     if (match := _ROLE_HERE.match(clause)) is not None:
         role = match.group("role")
         words = role.lower().split()
