@@ -29,6 +29,7 @@ from cairn_promotion.compiler import DEFAULT_MAX_CHARS, DEFAULT_MAX_TURNS, READA
 from cairn_promotion.hedges import is_guess, without_undecided
 from cairn_promotion.introductions import introduced_candidates
 from cairn_promotion.names import named_candidates
+from cairn_promotion.pasted import is_pasted_output
 from cairn_promotion.referents import Referents
 from cairn_promotion.rewrite import self_contained
 from cairn_promotion.rules import is_question, is_reaction, is_reported_opinion, rule_score
@@ -253,7 +254,15 @@ def as_memory(candidate: Candidate) -> Candidate | None:
     text = as_state(said)
     if any(
         rule(text)
-        for rule in (is_task_request, is_courtesy, is_unfinished, is_former, is_transient, is_guess)
+        for rule in (
+            is_task_request,
+            is_courtesy,
+            is_unfinished,
+            is_former,
+            is_transient,
+            is_guess,
+            is_pasted_output,
+        )
     ):
         return None
     if text == candidate.text:

@@ -1,0 +1,26 @@
+"""Machine output pasted into the chat is not a fact about the user.
+
+A log line ("kubelet[2231]: E0211 09:14:02.118 eviction_manager.go:350] ..."), an error message quoted from a
+tool ("Unable to create VM - storage local-lvm not available", "'Cannot find module @/utils/format'"), a
+certificate's dump ("NotAfter=Mar 27 23:59:59 2025 GMT") or an expression from the code under discussion
+("datetime.now().date() + timedelta(days=30)") is what the session is about, not what to remember of the
+user. The decision keeps some of them: they carry names and numbers like facts do. A stack, a version, a host
+or a subnet said in words ("The API is served at api.tallyfox.io", "The subnet is 10.40.8.0/24") is not
+matched: only the marks of output are.
+"""
+
+import re
+
+_OUTPUT = re.compile(
+    r"\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b"  # a clock with seconds: a log's or a dump's timestamp
+    r"|\b\w+\.(?:go|py|js|ts|tsx|jsx|rs|java|rb|c|cc|cpp|kt|swift):\d+\b"  # file:line
+    r"|\b[EWIF]\d{4} \d\d:\d\d"  # glog's severity and date
+    r"|\w\(\)\.\w|\w\([^()]*\)\s*[-+*/]\s*\w+\("  # a call chain, or calls in an expression
+    r"|\b\w+(?:Error|Exception)\b|\bTraceback\b|Cannot find module|No such file or directory"
+    r"|\b(?:Unable to|Failed to) \w+ [^,;]* not (?:available|found)\b"
+)
+
+
+def is_pasted_output(memory: str) -> bool:
+    """Whether a memory carries the marks of machine output (a log line, an error, a dump, an expression)."""
+    return _OUTPUT.search(memory) is not None

@@ -1,0 +1,43 @@
+"""Machine output pasted into the chat is not a memory; a setting said in words is."""
+
+from collections.abc import Callable
+
+import pytest
+
+from cairn_promotion.pasted import is_pasted_output
+
+
+@pytest.mark.parametrize(
+    "memory",
+    [
+        # Writers C, F, I, L, V.
+        "`kubelet[2231]: E0211 09:14:02.118 eviction_manager.go:350] eviction manager",
+        "Unable to create VM - storage local-lvm not available'",
+        "CI pe build fail ho raha hai since morning: 'Cannot find module @/utils/format'",
+        "On 2025-03-26, NotAfter=Mar 27 23:59:59 2025 GMT",
+        "It compares invoice.due_date to datetime.now().date() + timedelta(days=30)",
+        "The job dies with a KeyError on the second row",
+        "Traceback shows it fails in the serializer",
+    ],
+)
+def test_machine_output_is_not_a_memory(memory: str) -> None:
+    assert is_pasted_output(memory)
+
+
+@pytest.mark.parametrize(
+    "memory",
+    [
+        "The user's analytics subnet is 10.40.8.0/24",
+        "The user's API is served at api.tallyfox.io",
+        "The user likes using anyhow for errors in binaries and thiserror in libraries",
+        "The user's backups run nightly at 02:30",
+        "The user's project uses Node 20",
+        "The user's error budget is 99.9% over 30 days",
+    ],
+)
+def test_a_setting_said_in_words_stays(memory: str) -> None:
+    assert not is_pasted_output(memory)
+
+
+def test_a_pasted_log_line_is_not_promoted(memory_of: Callable[[str], str | None]) -> None:
+    assert memory_of("kubelet[2231]: E0211 09:14:02.118 eviction_manager.go:350] eviction manager") is None
