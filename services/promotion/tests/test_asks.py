@@ -6,6 +6,7 @@ from collections.abc import Callable
 import pytest
 
 from cairn_promotion.asks import (
+    is_about_the_assistant,
     is_courtesy,
     is_task_request,
     is_unfinished,
@@ -187,3 +188,28 @@ def test_a_decision_said_in_the_future_stays(
     said: str, memory: str, memory_of: Callable[[str], str | None]
 ) -> None:
     assert memory_of(said) == memory
+
+
+@pytest.mark.parametrize(
+    ("said", "memory"),
+    [
+        # A verdict on the assistant's answer, a thanks (writer I): not a fact about the user.
+        ("You were right about the registry-url, it wasn't set", None),
+        ("You've saved my Sunday", None),
+        # The user is the subject of what they want from the assistant.
+        (
+            "Always give citations in Bluebook format",
+            "The user wants the assistant to always give citations in Bluebook format",
+        ),
+    ],
+)
+def test_a_remark_about_the_assistant_is_not_a_memory(
+    said: str, memory: str | None, memory_of: Callable[[str], str | None]
+) -> None:
+    assert memory_of(said) == memory
+
+
+def test_only_the_assistant_as_subject_is_a_remark() -> None:
+    assert is_about_the_assistant("The assistant has saved the user's Sunday")
+    assert not is_about_the_assistant("The user wants the assistant to reply in French")
+    assert not is_about_the_assistant("The user's assistant manager is Dana")

@@ -123,6 +123,16 @@ def is_courtesy(memory: str) -> bool:
     return bool(_COURTESY.search(memory))
 
 
+# "The assistant was right about the registry-url", "The assistant has saved the user's Sunday": a remark to the
+# assistant about itself, not a fact about the user ("The user wants the assistant to ..." has the user as subject).
+_ABOUT_THE_ASSISTANT = re.compile(r"^(?:On [\d-]+, )?the assistant\b", re.IGNORECASE)
+
+
+def is_about_the_assistant(memory: str) -> bool:
+    """Whether a memory's subject is the assistant: a thanks or a verdict on its answer."""
+    return _ABOUT_THE_ASSISTANT.match(memory) is not None
+
+
 def is_task_request(memory: str) -> bool:
     """Whether a memory, as written, is something the user asked for once rather than something true of them."""
     if _STANDING.search(memory) or _ASIDE.search(memory):

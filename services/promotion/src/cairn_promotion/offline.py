@@ -19,6 +19,7 @@ from typing import Protocol
 
 from cairn_contracts.promotion import Candidate, Turn
 from cairn_promotion.asks import (
+    is_about_the_assistant,
     is_courtesy,
     is_task_request,
     is_unfinished,
@@ -257,6 +258,7 @@ def as_memory(candidate: Candidate) -> Candidate | None:
         for rule in (
             is_task_request,
             is_courtesy,
+            is_about_the_assistant,
             is_unfinished,
             is_former,
             is_transient,

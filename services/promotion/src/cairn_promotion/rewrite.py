@@ -45,6 +45,8 @@ _IMPERATIVE_HEAD = (
     r"default|tag|ping|loop|stop|remind|list|explain|suggest|recommend|mention|leave|point|turn|set|cc|"
     r"email|address|ship|deliver)\s"
 )
+_YOU_CONTRACTED = re.compile(r"\byou(?:['’](ve|ll|d)| (were))\b", re.IGNORECASE)
+_YOU_AUXILIARY = {"ve": "has", "ll": "will", "d": "would", "were": "was"}
 _LEADING_REWRITES = _rewrites(
     (r"^(?:please\s+)?call me\s+", "The user prefers to be called "),
     (r"^let's\s+", "The user decided to "),
@@ -142,6 +144,10 @@ def normalise(text: str, role: str = "user") -> str:
         text = _ME.sub("the user", text)
         text = _rewrite_we(text)
         text = re.sub(r"\byou(?:'re| are)\b", "the assistant is", text, flags=re.IGNORECASE)
+        # "you've saved my Sunday", "you were right": the contraction or the plural verb agrees with "the assistant".
+        text = _YOU_CONTRACTED.sub(
+            lambda m: f"the assistant {_YOU_AUXILIARY[(m.group(1) or m.group(2)).lower()]}", text
+        )
         text = re.sub(r"\byour\b", "the assistant's", text, flags=re.IGNORECASE)
         text = _YOU_VERB.sub(_assistant_verb, text)
         text = re.sub(r"\byou\b", "the assistant", text, flags=re.IGNORECASE)
