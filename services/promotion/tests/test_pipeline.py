@@ -96,6 +96,11 @@ def test_time_bound_facts_are_dated_only_when_the_turn_has_a_date() -> None:
         "The user is flying to Singapore on 18 April"
     )
     assert self_contained("I prefer aisle seats", "user", day) == "The user prefers aisle seats"
+    # A verb capitalised for opening the sentence reads in lower case inside the rewrite; a name does not.
+    assert (
+        self_contained("Saving for a house deposit", "user", None) == "The user is saving for a house deposit"
+    )
+    assert self_contained("I'm Sterling", "user", None) == "The user is Sterling"
     # A word that is capitalised only for opening the sentence reads in lower case after the date; a name does not.
     assert (
         self_contained("This month's bill was $142", "user", day)

@@ -327,15 +327,20 @@ def _rewrite_we(text: str) -> str:
     return " ".join([who, *adverbs, _third_person(verb.lower()), tail]).strip()
 
 
-# The sentence's capital kept inside the rewrite: "The user wants the assistant to Always give ...".
-_KEPT_CAPITAL = re.compile(r"^(The user wants the assistant (?:not )?to )([A-Z])(?=[a-z]+\b)")
+# The sentence's capital kept inside the rewrite: "The user wants the assistant to Always give ...", "The user
+# is Saving for a house deposit".
+_KEPT_CAPITAL = re.compile(
+    r"^(The user wants the assistant (?:not )?to )([A-Z])(?=[a-z]+\b)|^(The user is )([A-Z])(?=[a-z]+ing (?:for|to|on|a|an|the|my|our|some)\b)"
+)
 
 
 def _rewrite_subject(text: str) -> str:
     for pattern, replacement in _LEADING_REWRITES:
         if pattern.match(text):
             rewritten = pattern.sub(replacement, text, count=1)
-            return _KEPT_CAPITAL.sub(lambda m: m.group(1) + m.group(2).lower(), rewritten)
+            return _KEPT_CAPITAL.sub(
+                lambda m: (m.group(1) or m.group(3)) + (m.group(2) or m.group(4)).lower(), rewritten
+            )
     match = re.match(r"^i\s+", text, re.I)
     if match is None:
         return text
