@@ -12,6 +12,7 @@ import re
 from cairn_contracts.promotion import Candidate
 from cairn_promotion.lexicon import STOP_WORDS
 from cairn_promotion.names import NAMED_CONFIDENCE
+from cairn_promotion.safety import holds_secret, is_instruction_like
 from cairn_promotion.slots import slot_of
 
 _GREETING = r"(?:(?:hi|hello|hey|hiya|ol[áa]|hola|bonjour|ciao)(?: there| all| everyone)?[,!.]?\s+)?"
@@ -99,7 +100,10 @@ def introduced(text: str) -> list[str]:
 
 
 def introduced_candidates(text: str) -> list[Candidate]:
-    """One candidate per fact `introduced` reads in one user clause."""
+    """One candidate per fact `introduced` reads in one user clause; none from a clause holding a credential or
+    reading as an instruction (the safety rules every promoted memory passes)."""
+    if holds_secret(text) or is_instruction_like(text):
+        return []
     return [
         Candidate(text=fact, confidence=NAMED_CONFIDENCE, tags=["profile"], slot=slot_of(fact))
         for fact in introduced(text)

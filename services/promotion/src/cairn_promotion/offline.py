@@ -240,10 +240,11 @@ def _candidate(clause: Clause, verdict: tuple[float, list[str]], day: date | Non
 
 
 def as_memory(candidate: Candidate) -> Candidate | None:
-    """The rules after the decision's pipeline: what the user asked for once, a courtesy, a phrase cut short,
-    what they used to do, only guess (`hedges`) or what holds only for the next hours (`transient`) is not a
-    fact about them, a trailing "and" is cut, and a setting's change or a move home is said as the state it
-    leaves (`updates.as_state`), kept with at least `UPDATE_CONFIDENCE`.
+    """The rules after the decision's pipeline: what the user asked for once, a courtesy, a remark about the
+    assistant, a phrase cut short, what they used to do, only guess or have not decided (`hedges`), what holds
+    only for the next hours (`transient`) or machine output pasted in (`pasted`) is not a fact about them; a
+    trailing "and", a tail cut short and an undecided plan after a fact are cut; and a setting's change or a
+    move home is said as the state it leaves (`updates.as_state`), kept with at least `UPDATE_CONFIDENCE`.
 
     They run outside `_candidate` on purpose: `eval/train_durable.py` picks the decision's threshold by
     cross-validation over `_candidate`, and with these rules inside it the fewer false positives on dev let
