@@ -4,16 +4,15 @@ nurse here", "Allergic to penicillin".
 Such a line is how people introduce themselves or fill in a context block, and it is durable (a name, a trade,
 an allergy), yet the learned decision scores it low: it has no subject or no predicate of the kind it was trained
 on (0.08-0.31 on the outside sets). Like `names`, the fact is read off the user's own clause by its shape, the
-whole clause and nothing else, and kept at `NAMED_CONFIDENCE`; the assistant's words are never read.
+whole clause and nothing else, and kept at the names' confidence (`names.profile_candidate`); the assistant's words are never read.
 """
 
 import re
 
 from cairn_contracts.promotion import Candidate
 from cairn_promotion.lexicon import STOP_WORDS
-from cairn_promotion.names import NAMED_CONFIDENCE
+from cairn_promotion.names import profile_candidate
 from cairn_promotion.safety import holds_secret, is_instruction_like
-from cairn_promotion.slots import slot_of
 
 _GREETING = r"(?:(?:hi|hello|hey|hiya|ol[áa]|hola|bonjour|ciao)(?: there| all| everyone)?[,!.]?\s+)?"
 # "I'm Tomás.", "Hi, I'm Priya Nair", "My name is Ana": the whole clause is the introduction. The name is one
@@ -25,7 +24,8 @@ _SELF_NAME = re.compile(
     re.IGNORECASE,
 )
 _NOT_A_NAME = re.compile(r"(?:ian|ese|ish|ic|ist|ed|ing)$|^[A-Z]{2,}$")
-_STATES = frozenset(
+# Function words and states ("I'm Back", "I'm OK") that a capital does not make a name.
+_NOT_NAME_WORDS = STOP_WORDS | frozenset(
     "back done fine good ok okay here home sorry sure ready tired new late free busy sick well".split()
 )
 # "ICU nurse here", "T1 diabetic here.", "Freelance translator here": a role of one to four words, then "here".
@@ -52,7 +52,7 @@ _SELF_AGE = re.compile(
 # "I'm self-employed", "I'm vegetarian": a lasting state, from a closed list (most adjectives are moods).
 _SELF_STATE = re.compile(
     r"^(?:i['’]m|i am)\s+(?:(?:also|now)\s+)?(?P<state>self-employed|retired|vegan|vegetarian|pescatarian|pregnant|"
-    r"diabetic|single|married|divorced|widowed|left-handed|colou?r-?blind|deaf|autistic|c[o]?eliac|"
+    r"diabetic|single|married|divorced|widowed|left-handed|colou?r-?blind|deaf|autistic|co?eliac|"
     r"lactose intolerant|gluten intolerant)\s*[.!]*$",
     re.IGNORECASE,
 )
@@ -62,7 +62,7 @@ _VOWEL_SOUND = re.compile(r"^(?:[aeiou]|[AEFHILMNORSX](?:[A-Z\d]|$))")
 def _is_name(words: str) -> bool:
     """Capitalised words that are not a function word, a state ("Back", "OK") or a nationality or creed."""
     return all(
-        w[:1].isupper() and w.lower() not in STOP_WORDS | _STATES and not _NOT_A_NAME.search(w)
+        w[:1].isupper() and w.lower() not in _NOT_NAME_WORDS and not _NOT_A_NAME.search(w)
         for w in words.split()
     )
 
@@ -104,7 +104,4 @@ def introduced_candidates(text: str) -> list[Candidate]:
     reading as an instruction (the safety rules every promoted memory passes)."""
     if holds_secret(text) or is_instruction_like(text):
         return []
-    return [
-        Candidate(text=fact, confidence=NAMED_CONFIDENCE, tags=["profile"], slot=slot_of(fact))
-        for fact in introduced(text)
-    ]
+    return [profile_candidate(fact) for fact in introduced(text)]

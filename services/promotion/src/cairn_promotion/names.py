@@ -56,12 +56,14 @@ def named_relations(text: str) -> list[str]:
     return list(dict.fromkeys(facts))
 
 
+def profile_candidate(fact: str) -> Candidate:
+    """A fact read off the user's clause by its shape (a name, an introduction), at `NAMED_CONFIDENCE`."""
+    return Candidate(text=fact, confidence=NAMED_CONFIDENCE, tags=["profile"], slot=slot_of(fact))
+
+
 def named_candidates(text: str) -> list[Candidate]:
     """One candidate per named relation in one user clause."""
-    return [
-        Candidate(text=fact, confidence=NAMED_CONFIDENCE, tags=["profile"], slot=slot_of(fact))
-        for fact in named_relations(text)
-    ]
+    return [profile_candidate(fact) for fact in named_relations(text)]
 
 
 def leading_name(words: str) -> str:

@@ -330,7 +330,8 @@ def _rewrite_we(text: str) -> str:
 # The sentence's capital kept inside the rewrite: "The user wants the assistant to Always give ...", "The user
 # is Saving for a house deposit".
 _KEPT_CAPITAL = re.compile(
-    r"^(The user wants the assistant (?:not )?to )([A-Z])(?=[a-z]+\b)|^(The user is )([A-Z])(?=[a-z]+ing (?:for|to|on|a|an|the|my|our|some)\b)"
+    r"^(?P<head>The user wants the assistant (?:not )?to (?=[A-Z][a-z]+\b)"
+    r"|The user is (?=[A-Z][a-z]+ing (?:for|to|on|a|an|the|my|our|some)\b))(?P<capital>[A-Z])"
 )
 
 
@@ -338,9 +339,7 @@ def _rewrite_subject(text: str) -> str:
     for pattern, replacement in _LEADING_REWRITES:
         if pattern.match(text):
             rewritten = pattern.sub(replacement, text, count=1)
-            return _KEPT_CAPITAL.sub(
-                lambda m: (m.group(1) or m.group(3)) + (m.group(2) or m.group(4)).lower(), rewritten
-            )
+            return _KEPT_CAPITAL.sub(lambda m: m["head"] + m["capital"].lower(), rewritten)
     match = re.match(r"^i\s+", text, re.I)
     if match is None:
         return text
