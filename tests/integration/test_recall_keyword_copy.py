@@ -14,9 +14,10 @@ from cairn_contracts.identity import Role
 from cairn_devstack.cairn import CairnStack
 from cairn_recall.keyword import TermStats, document_frequencies, keyword_statement, ranked, subject_size
 from cairn_recall.keyword_copy import SubjectPostings
-from cairn_recall.store import RecallStore
+from cairn_recall.store import HotReads, RecallStore
 from cairn_scope import Scope
 from cairn_storage import create_engine, make_sessionmaker
+from cairn_storage.scoped_pool import ScopedReads
 from conftest import TenantHandle
 from tests.integration.test_knowledge_vector_cache import assert_same_ranking
 from tests.integration.test_recall_vector_copy import insert
@@ -100,6 +101,8 @@ async def test_the_copy_ranks_as_the_bm25_statement(
     # The services' RLS-bound login, scoped by the engine hook as in production (the large-subject
     # statement's candidates come through `cairn_keyword_candidates`, which answers only in scope).
     engine = create_engine(stack.service_database_url, pool_size=1)
+    reads = await ScopedReads.open(stack.service_database_url, size=1)
+    hot = HotReads(reads)
     scope = Scope(tenant_id=tenant.id, subject_id="big", role=Role.agent, key_id="test")
     try:
         async with make_sessionmaker(engine)() as session:
@@ -111,7 +114,7 @@ async def test_the_copy_ranks_as_the_bm25_statement(
             partition = str(project) if project_filter else None
             for _ in range(8):
                 words = [*rng.choice(WORDS, size=int(rng.integers(1, 5)), replace=False), "zeppelin"]
-                state = await store.large_subject_state(scope, " ".join(words))
+                state = await hot.large_subject_state(scope, " ".join(words))
                 lexemes = state.lexemes
                 assert state.keyword_version == copy.version
                 df = await document_frequencies(session, scope, lexemes)
@@ -133,3 +136,4 @@ async def test_the_copy_ranks_as_the_bm25_statement(
                         assert mine.speaker == by_id[mine.id].speaker
     finally:
         await engine.dispose()
+        await reads.close()

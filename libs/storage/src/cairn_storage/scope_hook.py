@@ -28,7 +28,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from cairn_scope import ScopeGuardError
-from cairn_scope.walker import row_write_by_key, walk
+from cairn_scope.walker import Bound, row_write_by_key, walk
 
 MAINTENANCE_OPTION = "cairn_maintenance"
 
@@ -120,7 +120,7 @@ def _before_execute(
             raise
         if bound is None:
             return  # no scoped table: nothing for RLS to see
-        wanted = (bound.tenant_id, bound.subject_id or "", "" if bound.subject_id else "on", "")
+        wanted = rls_settings(bound)
     if options.get("isolation_level") == "AUTOCOMMIT" or conn._is_autocommit_isolation():
         # Each statement is its own transaction, so a local setting would die before it runs: set it for
         # the session instead, only when it changes (the next scoped statement on this connection sets
@@ -133,6 +133,12 @@ def _before_execute(
         return
     _set(conn, _SET, wanted)
     conn.info[_STATE] = (conn.get_nested_transaction() or conn.get_transaction(), wanted)
+
+
+def rls_settings(bound: Bound) -> tuple[str, str, str, str]:
+    """The values of `cairn.tenant_id`, `cairn.subject_id`, `cairn.all_subjects` and `cairn.maintenance`
+    (migration 0014's policies) for a statement bound to `bound`."""
+    return (bound.tenant_id, bound.subject_id or "", "" if bound.subject_id else "on", "")
 
 
 def _set(conn: Connection, statement: Any, wanted: tuple[str, str, str, str]) -> None:

@@ -13,10 +13,12 @@ from cairn_recall.handlers import register, register_merged
 from cairn_recall.merged import MergedRecall, MergedRecallSettings
 from cairn_recall.service import RecallService, subject_ann_options
 from cairn_recall.settings import RecallSettings
+from cairn_recall.store import HotReads
 from cairn_recall.subject_index import SubjectIndexes
 from cairn_servicekit import NatsService, ServiceClient, eventloop, run_service
 from cairn_servicekit.health import postgres_check
 from cairn_storage import create_engine, make_sessionmaker
+from cairn_storage.scoped_pool import ScopedReads
 from cairn_storage.usage import UsageMeter
 from cairn_storage.vector_search import probe_iterative_scan
 
@@ -71,6 +73,8 @@ def main() -> None:
         )
         stack.push_async_callback(ann_engine.dispose)
         subject_ann = make_sessionmaker(ann_engine.execution_options(isolation_level="AUTOCOMMIT"))
+        hot_reads = await ScopedReads.open(settings.database_url, size=settings.hot_read_pool_size)
+        stack.push_async_callback(hot_reads.close)
         recall = RecallService(
             sessionmaker,
             reads,
@@ -81,6 +85,7 @@ def main() -> None:
             subject_indexes,
             meter,
             subject_ann,
+            HotReads(hot_reads),
         )
         register(service, recall)
         # Merged recall: memory in-process, knowledge over NATS; the shown-set lives in PostgreSQL.

@@ -8,7 +8,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Literal
 
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn_contracts.recall import RecallHit, RecallMeta, RecallRequest
 from cairn_embeddings import EmbedderUnavailable, EmbeddingError
@@ -18,7 +18,7 @@ from cairn_recall.keyword_copy import SubjectPostings, SubjectPostingsCopies
 from cairn_recall.metrics import FALLBACKS, KEYWORD_SIDES, RECALLS
 from cairn_recall.ranking import Ranked, fuse, speaker_prior, wanted_speaker
 from cairn_recall.settings import RecallSettings
-from cairn_recall.store import LargeSubjectState, RecallStore, ann_options
+from cairn_recall.store import HotReads, LargeSubjectState, RecallStore, ann_options
 from cairn_recall.subject_index import SubjectIndexes
 from cairn_recall.term_stats import SubjectTermStats
 from cairn_recall.vector_copy import Similarities, SubjectVectorCopies, SubjectVectors
@@ -64,9 +64,11 @@ class RecallService:
         subject_indexes: SubjectIndexes,
         meter: UsageMeter,
         subject_ann: async_sessionmaker[AsyncSession],
+        hot: HotReads,
     ) -> None:
         """`subject_ann`: AUTOCOMMIT sessions of a pool whose connections carry `subject_ann_options`, for
-        the reads of large subjects (vector and keyword), planned with their bound values."""
+        the reads of large subjects (vector and keyword), planned with their bound values. `hot`: the two
+        constant reads of a large subject's recall (its state, then the chosen rows) on a plain pool."""
         self._meter = meter
         self._subject_ann = subject_ann
         self._subject_ann_ef_search = subject_ann_ef_search(settings, settings.recall_pool_min)
@@ -75,8 +77,7 @@ class RecallService:
         # round trips (the scope hook then sets the RLS scope per connection, only when it changes). ANN
         # scans keep a transaction: their planner options are transaction-local.
         self._reads = reads
-        self._reads_engine: AsyncEngine = reads.kw["bind"]
-        self._subject_ann_engine: AsyncEngine = subject_ann.kw["bind"]
+        self._hot = hot
         self._embedders = embedders
         self._settings = settings
         self._iterative = iterative_scan
@@ -118,7 +119,7 @@ class RecallService:
         # A large subject's own indexes serve the live rows (superseded ones are outside their predicate).
         indexed = not req.include_superseded and await self._subject_indexes.ready(scope)
         # A large subject's query lexemes and copy versions: one round trip, while the query is embedded.
-        state = asyncio.ensure_future(self._large_state(scope, req.query)) if indexed else None
+        state = asyncio.ensure_future(self._hot.large_subject_state(scope, req.query)) if indexed else None
         # The keyword side needs no vector: it runs while the query is being embedded (on its own thread).
         keyword = asyncio.ensure_future(self._keyword_side(scope, req, state))
         try:
@@ -144,10 +145,6 @@ class RecallService:
         if hot:
             await self._publish_hot(scope, hot)
         return hits, meta
-
-    async def _large_state(self, scope: Scope, query: str) -> LargeSubjectState:
-        async with self._subject_ann_engine.connect() as conn:
-            return await RecallStore(conn).large_subject_state(scope, query)
 
     async def _healthy(
         self,
@@ -180,9 +177,8 @@ class RecallService:
         if similarities is None:
             async with self._reads() as session:
                 rows = await RecallStore(session).rows_with_scores(scope, ids, vector)
-        else:  # the copy scored every memory already; a Core connection skips the session's bookkeeping
-            async with self._reads_engine.connect() as conn:
-                found = await RecallStore(conn).rows(scope, ids)
+        else:  # the copy scored every memory already
+            found = await self._hot.rows(scope, ids)
             rows = {m: (r, similarities.of(m)) for m, r in found.items()}
         hits = [
             RecallHit(memory=memory_out(rows[m][0]), score=rows[m][1], selection_reason=reason)

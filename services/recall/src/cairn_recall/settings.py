@@ -40,6 +40,8 @@ class RecallSettings(ServiceSettings):
     # fork, catalog caches and every statement prepared again), 29 cpu-ms per recall against 20-24 at 16.
     subject_ann_pool_size: int = 16
     subject_ann_pool_overflow: int = 4
+    # The plain asyncpg pool of a large subject's two constant reads per recall (`store.HotReads`).
+    hot_read_pool_size: int = 8
     # Large subjects' semantic side from this replica's copy of their live vectors (cairn_recall.vector_copy):
     # exact, and a matrix-vector product instead of two HNSW walks (~35 cpu-ms of PostgreSQL per recall on
     # 10,000 conversation turns). A subject with more vectors (heads + chunks) than the per-subject cap, or a

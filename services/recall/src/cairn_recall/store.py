@@ -14,6 +14,7 @@ from cairn_recall.sql import project_param as _project
 from cairn_recall.vector_copy import SubjectVectorRow
 from cairn_scope import Scope, check_scoped
 from cairn_storage.models import Memory
+from cairn_storage.scoped_pool import ScopedReads
 from cairn_storage.vector_search import vector_literal
 
 _TOKEN = re.compile(r"[\w-]{3,}", re.UNICODE)
@@ -279,13 +280,6 @@ class RecallStore:
     async def vector_version(self, scope: Scope) -> int:
         return int(await self.session.scalar(_VERSION, scope_params(scope)) or 0)
 
-    async def large_subject_state(self, scope: Scope, query: str) -> LargeSubjectState:
-        """The query's lexemes and the subject's vector and keyword versions, in one round trip."""
-        row = (
-            await self.session.execute(_LARGE_SUBJECT_STATE, {**scope_params(scope), "query": query})
-        ).one()
-        return LargeSubjectState(list(row.lexemes or []), int(row.vectors), int(row.words))
-
     async def keyword_version(self, scope: Scope) -> int:
         return int(await self.session.scalar(_KEYWORD_VERSION_ONLY, scope_params(scope)) or 0)
 
@@ -331,12 +325,6 @@ class RecallStore:
         )
         return list((await self.session.execute(stmt)).scalars().all())
 
-    async def rows(self, scope: Scope, ids: list[uuid.UUID]) -> dict[uuid.UUID, Any]:
-        """The memories for `ids` (those still there)."""
-        if not ids:
-            return {}
-        return {r.id: r for r in await self.session.execute(_ROWS, {**scope_params(scope), "ids": ids})}
-
     async def rows_with_scores(
         self, scope: Scope, ids: list[uuid.UUID], vector: list[float] | None
     ) -> dict[uuid.UUID, tuple[Any, float | None]]:
@@ -351,3 +339,22 @@ class RecallStore:
         }
         rows = await self.session.execute(_ROWS_WITH_SCORES, params)
         return {r.id: (r, None if r.score is None else float(r.score)) for r in rows}
+
+
+class HotReads:
+    """The two reads every recall of a large subject makes, on the plain asyncpg pool (`ScopedReads`:
+    the same walk and row-level security as the engines, without their per-statement CPU)."""
+
+    def __init__(self, reads: ScopedReads) -> None:
+        self._reads = reads
+
+    async def large_subject_state(self, scope: Scope, query: str) -> LargeSubjectState:
+        """The query's lexemes and the subject's vector and keyword versions, in one round trip."""
+        (row,) = await self._reads.fetch(_LARGE_SUBJECT_STATE, {**scope_params(scope), "query": query})
+        return LargeSubjectState(list(row.lexemes or []), int(row.vectors), int(row.words))
+
+    async def rows(self, scope: Scope, ids: list[uuid.UUID]) -> dict[uuid.UUID, Any]:
+        """The memories for `ids` (those still there)."""
+        if not ids:
+            return {}
+        return {r.id: r for r in await self._reads.fetch(_ROWS, {**scope_params(scope), "ids": ids})}
