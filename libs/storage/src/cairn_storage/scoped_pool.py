@@ -66,8 +66,9 @@ class ScopedReads:
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
-        # text() -> its SQL with $n placeholders and the parameter names in their order.
-        self._compiled: dict[int, tuple[TextClause, str, tuple[str, ...]]] = {}
+        # A statement's text -> its SQL with $n placeholders and the parameter names in their order (keyed
+        # by the text, so the map holds one entry per constant statement however the clause was built).
+        self._compiled: dict[str, tuple[str, tuple[str, ...]]] = {}
 
     @classmethod
     async def open(
@@ -86,15 +87,15 @@ class ScopedReads:
         await self._pool.close()
 
     def _sql(self, statement: TextClause) -> tuple[str, tuple[str, ...]]:
-        found = self._compiled.get(id(statement))
-        if found is None or found[0] is not statement:
+        found = self._compiled.get(statement.text)
+        if found is None:
             compiled = statement.compile(dialect=_DIALECT)
-            found = (statement, compiled.string, tuple(compiled.positiontup or ()))
-            self._compiled[id(statement)] = found
-        return found[1], found[2]
+            found = self._compiled[statement.text] = (compiled.string, tuple(compiled.positiontup or ()))
+        return found
 
     async def fetch(self, statement: TextClause, params: Mapping[str, Any]) -> list[Row]:
-        """`statement`'s rows, run under the scope its `:tenant_id` / `:subject_id` name."""
+        """`statement`'s rows, run under the scope its `:tenant_id` / `:subject_id` name; `params` holds
+        every value (values bound into the clause are not read)."""
         try:
             bound = walk(statement, [params])
         except ScopeGuardError:

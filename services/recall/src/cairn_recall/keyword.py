@@ -44,6 +44,19 @@ top AS (
 _TOP_ALL = """
 top AS (SELECT id, tsv, dl, head, role FROM docs),
 """
+# A small subject's candidates are known only inside the statement: every one when they are at most
+# `scan_max` (ts_rank_cd on each, only to order a set that is kept whole, was half of a 2,000-row subject's
+# keyword statement), else the best `scan_max` by cover density. The counts are one-time filters: only one
+# branch runs.
+_TOP_WHEN_MORE = """
+top AS (
+    SELECT id, tsv, dl, head, role FROM docs WHERE (SELECT count(*) FROM docs) <= :scan_max
+    UNION ALL
+    (SELECT id, tsv, dl, head, role FROM docs WHERE (SELECT count(*) FROM docs) > :scan_max
+     ORDER BY ts_rank_cd(tsv, CAST(:any_query AS tsquery)) DESC, id
+     LIMIT :scan_max)
+),
+"""
 _SCORE = """
 postings AS (
     SELECT top.id, top.dl, top.head, top.role, p.lexeme, coalesce(array_length(p.positions, 1), 1) AS tf
@@ -82,7 +95,7 @@ weights AS (
     CROSS JOIN corpus c
     CROSS JOIN LATERAL (SELECT count(*) AS df FROM docs WHERE docs.tsv @@ CAST(t.term AS tsquery)) d
 ),
-{_TOP_BY_COVER_DENSITY}{_SCORE}
+{_TOP_WHEN_MORE}{_SCORE}
 """
 )
 

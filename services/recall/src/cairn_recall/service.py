@@ -335,7 +335,7 @@ class RecallService:
         threshold = self._subject_indexes.min_rows if self._subject_indexes.enabled else 0
         async with self._reads() as session:
             store = RecallStore(session)
-            rows = await store.live_rows_at_most(scope, max(settings.recall_exact_max_rows, threshold))
+            rows = await store.live_rows(scope)
             if threshold and rows > threshold:
                 self._subject_indexes.ensure(scope)
             if req.include_superseded or rows <= settings.recall_exact_max_rows:

@@ -39,9 +39,11 @@ def _subject_rows(scope: Scope, include_superseded: bool) -> list[ColumnElement[
 _SPEAKER = "left(m.text, 80) AS head, m.metadata ->> 'role' AS role"
 _SPEAKER_OF_GROUP = "min(left(m.text, 80)) AS head, min(m.metadata ->> 'role') AS role"
 
-_LIVE_ROWS_AT_MOST = text(
-    f"SELECT count(*) FROM (SELECT 1 FROM memories m WHERE {SUBJECT_LIVE} AND m.embedding IS NOT NULL"
-    " LIMIT :cap) AS live"
+# The subject's live memories, embedded or not: migration 0013's trigger-kept count (one row; counting the
+# subject's embedded rows up to the cap read every one of them, 5 ms at 2,000 rows).
+_LIVE_ROWS = text(
+    "SELECT coalesce((SELECT c.live FROM memory_live_counts c"
+    " WHERE c.tenant_id = :tenant_id AND c.subject_id = :subject_id), 0)"
 )
 
 # Large subjects: the subject and partition predicates ride inside each HNSW scan, which pgvector's
@@ -68,18 +70,28 @@ UNION ALL
 """
 )
 
-# Small subjects: exact bounded top-k over the subject's own rows (no index scan), heads and best chunks.
+# Small subjects: exact bounded top-k over the subject's own rows, heads and best chunks. `OFFSET 0` fences
+# the heads' scan: without it the planner may serve `ORDER BY distance LIMIT` from the tenant-wide HNSW
+# index, which keeps only its nearest `ef_search` rows of every subject and filters afterwards (a 1,500-row
+# subject in a crowded table got no heads at all: tests/integration/test_recall_exact.py). The speaker
+# columns are read for the top rows only (`left(m.text, 80)` detoasts the whole text).
 _WHICH_ROWS = "(CAST(:include_superseded AS boolean) OR m.superseded_by IS NULL)"
 _EXACT = text(
     f"""
-(SELECT m.id, m.embedding <=> CAST(:vector AS vector) AS distance, {_SPEAKER} FROM memories m
- WHERE {SUBJECT} AND {_WHICH_ROWS} AND m.embedding IS NOT NULL AND {PARTITION}
- ORDER BY distance LIMIT :limit)
+(SELECT top.id, top.distance, {_SPEAKER} FROM (
+    SELECT own.id, own.distance FROM (
+        SELECT m.id, m.embedding <=> CAST(:vector AS vector) AS distance FROM memories m
+        WHERE {SUBJECT} AND {_WHICH_ROWS} AND m.embedding IS NOT NULL AND {PARTITION}
+        OFFSET 0
+    ) AS own ORDER BY own.distance LIMIT :limit
+ ) AS top JOIN memories m ON m.id = top.id WHERE {SUBJECT})
 UNION ALL
-(SELECT c.memory_id AS id, min(c.embedding <=> CAST(:vector AS vector)) AS distance, {_SPEAKER_OF_GROUP}
- FROM memory_chunks c JOIN memories m ON m.id = c.memory_id
- WHERE c.tenant_id = :tenant_id AND c.subject_id = :subject_id AND {SUBJECT} AND {_WHICH_ROWS} AND {PARTITION}
- GROUP BY c.memory_id ORDER BY distance LIMIT :limit)
+(SELECT best.id, best.distance, {_SPEAKER} FROM (
+    SELECT c.memory_id AS id, min(c.embedding <=> CAST(:vector AS vector)) AS distance
+    FROM memory_chunks c JOIN memories m ON m.id = c.memory_id
+    WHERE c.tenant_id = :tenant_id AND c.subject_id = :subject_id AND {SUBJECT} AND {_WHICH_ROWS} AND {PARTITION}
+    GROUP BY c.memory_id ORDER BY distance LIMIT :limit
+ ) AS best JOIN memories m ON m.id = best.id WHERE {SUBJECT})
 """
 )
 
@@ -245,10 +257,9 @@ class RecallStore:
         partial index whose predicate names a tenant and subject can serve them (see subject_index)."""
         await self.session.execute(text("SELECT set_config('plan_cache_mode', 'force_custom_plan', true)"))
 
-    async def live_rows_at_most(self, scope: Scope, cap: int) -> int:
-        """The subject's embedded live rows, counted only up to `cap + 1` (the count is a planning hint)."""
-        params = {**scope_params(scope), "cap": cap + 1}
-        return int(await self.session.scalar(_LIVE_ROWS_AT_MOST, params) or 0)
+    async def live_rows(self, scope: Scope) -> int:
+        """The subject's live memories, embedded or not (a planning hint: at least its embedded rows)."""
+        return int(await self.session.scalar(_LIVE_ROWS, scope_params(scope)) or 0)
 
     def ann_statement(
         self, scope: Scope, vector: list[float], limit: int, pool: int, project_id: str | None
