@@ -9,10 +9,10 @@ import numpy as np
 
 from cairn_contracts.identity import Role
 from cairn_devstack.cairn import CairnStack
-from cairn_recall.store import RecallStore
+from cairn_recall.store import HotReads
 from cairn_scope import Scope
-from cairn_storage import create_engine, make_sessionmaker
 from cairn_storage.models import EMBEDDING_DIM
+from cairn_storage.scoped_pool import ScopedReads
 from cairn_storage.vector_search import vector_literal
 from conftest import TenantHandle
 from tests.integration.test_recall_vector_copy import INSERT
@@ -57,11 +57,10 @@ async def test_a_small_subjects_exact_read_ranks_all_its_rows_in_a_crowded_table
     unit = own / np.linalg.norm(own, axis=1, keepdims=True)
     expected = [own_ids[i] for i in np.argsort(1.0 - unit @ query)[:10]]
 
-    engine = create_engine(stack.service_database_url, pool_size=1)
+    reads = await ScopedReads.open(stack.service_database_url, size=1)
     scope = Scope(tenant_id=tenant.id, subject_id="small", role=Role.agent, key_id="test")
     try:
-        async with make_sessionmaker(engine)() as session:
-            found = await RecallStore(session).exact(scope, query.tolist(), 10, None, False)
+        found = await HotReads(reads).exact(scope, query.tolist(), 10, None, False)
     finally:
-        await engine.dispose()
+        await reads.close()
     assert [r.id for r in found] == expected

@@ -12,11 +12,12 @@ import pytest
 
 from cairn_contracts.identity import Role
 from cairn_devstack.cairn import CairnStack
-from cairn_recall.store import RecallStore
+from cairn_recall.store import HotReads, RecallStore
 from cairn_recall.vector_copy import SubjectVectors
 from cairn_scope import Scope
 from cairn_storage import create_engine, make_sessionmaker
 from cairn_storage.models import EMBEDDING_DIM
+from cairn_storage.scoped_pool import ScopedReads
 from cairn_storage.vector_search import vector_literal
 from conftest import TenantHandle
 from tests.integration.test_knowledge_vector_cache import assert_same_ranking
@@ -133,6 +134,9 @@ async def test_the_copy_ranks_exactly_as_the_sql_exact_statement(
     finally:
         await conn.close()
     engine = create_engine(stack.database_url, pool_size=1).execution_options(cairn_maintenance="test")
+    # The exact statement as recall runs it: the services' login, held to the scope by row-level security.
+    reads = await ScopedReads.open(stack.service_database_url, size=1)
+    hot = HotReads(reads)
     scope = Scope(tenant_id=tenant.id, subject_id="big", role=Role.agent, key_id="test")
     try:
         async with make_sessionmaker(engine)() as session:
@@ -145,7 +149,7 @@ async def test_the_copy_ranks_exactly_as_the_sql_exact_statement(
             partition = str(project) if project_filter else None
             for _ in range(6):
                 query = rng.normal(size=EMBEDDING_DIM).tolist()
-                in_sql = await store.exact(scope, query, 30, partition, include_superseded=False)
+                in_sql = await hot.exact(scope, query, 30, partition, include_superseded=False)
                 in_copy = copy.nearest(project if project_filter else None, query, 30)
                 assert_same_ranking([(r.id, r.value) for r in in_copy], [(r.id, r.value) for r in in_sql])
                 # The recall path: the int8 product's bounds, then float32 rows for the memories they keep.
@@ -161,3 +165,4 @@ async def test_the_copy_ranks_exactly_as_the_sql_exact_statement(
                 ]
     finally:
         await engine.dispose()
+        await reads.close()

@@ -175,8 +175,7 @@ class RecallService:
         chosen = [(f.id, f.reason) for f in fused[: req.limit]]
         ids = [m for m, _ in chosen]
         if similarities is None:
-            async with self._reads() as session:
-                rows = await RecallStore(session).rows_with_scores(scope, ids, vector)
+            rows = await self._hot.rows_with_scores(scope, ids, vector)
         else:  # the copy scored every memory already
             found = await self._hot.rows(scope, ids)
             rows = {m: (r, similarities.of(m)) for m, r in found.items()}
@@ -333,14 +332,12 @@ class RecallService:
         that; a subject past the subject-index threshold also gets its own indexes started."""
         settings = self._settings
         threshold = self._subject_indexes.min_rows if self._subject_indexes.enabled else 0
-        async with self._reads() as session:
-            store = RecallStore(session)
-            rows = await store.live_rows(scope)
-            if threshold and rows > threshold:
-                self._subject_indexes.ensure(scope)
-            if req.include_superseded or rows <= settings.recall_exact_max_rows:
-                exact = await store.exact(scope, vector, candidates, req.project_id, req.include_superseded)
-                return exact, "exact", None
+        rows = await self._hot.live_rows(scope)
+        if threshold and rows > threshold:
+            self._subject_indexes.ensure(scope)
+        if req.include_superseded or rows <= settings.recall_exact_max_rows:
+            exact = await self._hot.exact(scope, vector, candidates, req.project_id, req.include_superseded)
+            return exact, "exact", None
         iterative = self._iterative
         ef = min(PGVECTOR_EF_SEARCH_MAX, max(settings.hnsw_ef_search, pool))
         async with self._sm.begin() as session:

@@ -257,10 +257,6 @@ class RecallStore:
         partial index whose predicate names a tenant and subject can serve them (see subject_index)."""
         await self.session.execute(text("SELECT set_config('plan_cache_mode', 'force_custom_plan', true)"))
 
-    async def live_rows(self, scope: Scope) -> int:
-        """The subject's live memories, embedded or not (a planning hint: at least its embedded rows)."""
-        return int(await self.session.scalar(_LIVE_ROWS, scope_params(scope)) or 0)
-
     def ann_statement(
         self, scope: Scope, vector: list[float], limit: int, pool: int, project_id: str | None
     ) -> TextClause:
@@ -274,19 +270,6 @@ class RecallStore:
         """Heads and chunks through the HNSW indexes; call `set_ann_options` first in this transaction."""
         rows = await self.session.execute(self.ann_statement(scope, vector, limit, pool, project_id))
         return _best_per_memory(rows, limit)
-
-    async def exact(
-        self, scope: Scope, vector: list[float], limit: int, project_id: str | None, include_superseded: bool
-    ) -> list[Ranked]:
-        """Exact bounded top-k over the subject's own rows (no index scan), scored by the best chunk."""
-        params = {
-            **scope_params(scope),
-            "vector": vector_literal(vector),
-            "limit": limit,
-            "project_id": _project(project_id),
-            "include_superseded": include_superseded,
-        }
-        return _best_per_memory(await self.session.execute(_EXACT, params), limit)
 
     async def vector_version(self, scope: Scope) -> int:
         return int(await self.session.scalar(_VERSION, scope_params(scope)) or 0)
@@ -336,25 +319,11 @@ class RecallStore:
         )
         return list((await self.session.execute(stmt)).scalars().all())
 
-    async def rows_with_scores(
-        self, scope: Scope, ids: list[uuid.UUID], vector: list[float] | None
-    ) -> dict[uuid.UUID, tuple[Any, float | None]]:
-        """The memories for `ids` with their cosine similarity to the query, a long memory by its best
-        chunk as it was ranked (None without a vector)."""
-        if not ids:
-            return {}
-        params = {
-            **scope_params(scope),
-            "ids": ids,
-            "vector": vector_literal(vector) if vector is not None else None,
-        }
-        rows = await self.session.execute(_ROWS_WITH_SCORES, params)
-        return {r.id: (r, None if r.score is None else float(r.score)) for r in rows}
-
 
 class HotReads:
-    """The two reads every recall of a large subject makes, on the plain asyncpg pool (`ScopedReads`:
-    the same walk and row-level security as the engines, without their per-statement CPU)."""
+    """The constant reads of every recall, on the plain asyncpg pool (`ScopedReads`: the same walk and
+    row-level security as the engines, without their per-statement CPU): a large subject's state and
+    chosen rows; a small subject's size, exact top-k and scored rows."""
 
     def __init__(self, reads: ScopedReads) -> None:
         self._reads = reads
@@ -369,3 +338,35 @@ class HotReads:
         if not ids:
             return {}
         return {r.id: r for r in await self._reads.fetch(_ROWS, {**scope_params(scope), "ids": ids})}
+
+    async def live_rows(self, scope: Scope) -> int:
+        """The subject's live memories, embedded or not (a planning hint: at least its embedded rows)."""
+        return int((await self._reads.fetch(_LIVE_ROWS, scope_params(scope)))[0][0] or 0)
+
+    async def exact(
+        self, scope: Scope, vector: list[float], limit: int, project_id: str | None, include_superseded: bool
+    ) -> list[Ranked]:
+        """Exact bounded top-k over the subject's own rows (no index scan), scored by the best chunk."""
+        params = {
+            **scope_params(scope),
+            "vector": vector_literal(vector),
+            "limit": limit,
+            "project_id": _project(project_id),
+            "include_superseded": include_superseded,
+        }
+        return _best_per_memory(await self._reads.fetch(_EXACT, params), limit)
+
+    async def rows_with_scores(
+        self, scope: Scope, ids: list[uuid.UUID], vector: list[float] | None
+    ) -> dict[uuid.UUID, tuple[Any, float | None]]:
+        """The memories for `ids` with their cosine similarity to the query, a long memory by its best
+        chunk as it was ranked (None without a vector)."""
+        if not ids:
+            return {}
+        params = {
+            **scope_params(scope),
+            "ids": ids,
+            "vector": vector_literal(vector) if vector is not None else None,
+        }
+        rows = await self._reads.fetch(_ROWS_WITH_SCORES, params)
+        return {r.id: (r, None if r.score is None else float(r.score)) for r in rows}
