@@ -38,8 +38,8 @@ PERMISSION_HINT = (
 # either, and a large subject's scattered heap pages came from the OS (`read=` in its plans). Shared memory
 # is touched lazily, so a small test stack costs nothing extra. max_connections: the services' pools add up
 # to about 140 connections at their most (recall alone 62: main 10 + 10 overflow, large subjects 16 + 4,
-# their constant reads 8, index builds 2 + 2), above the default 100; an idle backend costs a few MB. Explicit `settings` override
-# these.
+# constant reads 8, index builds 2 + 2), above the default 100; an idle backend costs a few MB. Explicit
+# `settings` override these.
 DEFAULT_SETTINGS = {"shared_buffers": "4GB", "effective_cache_size": "12GB", "max_connections": "200"}
 
 # Linux allows 107 bytes for a socket path; postgres appends "/.s.PGSQL.<port>".

@@ -73,7 +73,8 @@ UNION ALL
 # Small subjects: exact bounded top-k over the subject's own rows, heads and best chunks. `OFFSET 0` fences
 # the heads' scan: without it the planner may serve `ORDER BY distance LIMIT` from the tenant-wide HNSW
 # index, which keeps only its nearest `ef_search` rows of every subject and filters afterwards (a 1,500-row
-# subject in a crowded table got no heads at all: tests/integration/test_recall_exact.py). The speaker
+# subject in a crowded table got no heads at all: tests/integration/test_recall_exact.py). Chunks are
+# reduced to each memory's best distance before the join (not sorted with their vectors), and the speaker
 # columns are read for the top rows only (`left(m.text, 80)` detoasts the whole text).
 _WHICH_ROWS = "(CAST(:include_superseded AS boolean) OR m.superseded_by IS NULL)"
 _EXACT = text(
@@ -87,10 +88,13 @@ _EXACT = text(
  ) AS top JOIN memories m ON m.id = top.id WHERE {SUBJECT})
 UNION ALL
 (SELECT best.id, best.distance, {_SPEAKER} FROM (
-    SELECT c.memory_id AS id, min(c.embedding <=> CAST(:vector AS vector)) AS distance
-    FROM memory_chunks c JOIN memories m ON m.id = c.memory_id
-    WHERE c.tenant_id = :tenant_id AND c.subject_id = :subject_id AND {SUBJECT} AND {_WHICH_ROWS} AND {PARTITION}
-    GROUP BY c.memory_id ORDER BY distance LIMIT :limit
+    SELECT per.id, per.distance FROM (
+        SELECT c.memory_id AS id, min(c.embedding <=> CAST(:vector AS vector)) AS distance
+        FROM memory_chunks c WHERE c.tenant_id = :tenant_id AND c.subject_id = :subject_id
+        GROUP BY c.memory_id
+    ) AS per JOIN memories m ON m.id = per.id
+    WHERE {SUBJECT} AND {_WHICH_ROWS} AND {PARTITION}
+    ORDER BY per.distance LIMIT :limit
  ) AS best JOIN memories m ON m.id = best.id WHERE {SUBJECT})
 """
 )
