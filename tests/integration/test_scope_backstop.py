@@ -216,61 +216,53 @@ _TENANT_WIDE = text(
 )
 
 
-async def test_scoped_reads_hold_each_call_to_its_own_scope(stack: CairnStack, rows: tuple[str, str]) -> None:
-    mine, other = rows
-    reads = await ScopedReads.open(
-        stack.service_database_url, size=1
-    )  # one connection: scopes alternate on it
+@pytest.fixture
+async def one_connection(stack: CairnStack) -> AsyncIterator[ScopedReads]:
+    """A scoped pool of one connection: successive calls' scopes alternate on it."""
+    reads = await ScopedReads.open(stack.service_database_url, size=1)
     try:
-        for _ in range(2):
-            for tenant, subject in ((mine, "a"), (mine, "b"), (other, "a")):
-                params = {"tenant_id": uuid.UUID(tenant), "subject_id": subject}
-                found = await reads.fetch(_TEXTS, params)
-                assert [(r.text, r.metadata) for r in found] == [(f"{subject} of {tenant}", {})]
-                assert [r.subject_id for r in await reads.fetch(_TENANT_WIDE, params)] == [subject]
+        yield reads
     finally:
         await reads.close()
+
+
+async def test_scoped_reads_hold_each_call_to_its_own_scope(
+    one_connection: ScopedReads, rows: tuple[str, str]
+) -> None:
+    mine, other = rows
+    for _ in range(2):
+        for tenant, subject in ((mine, "a"), (mine, "b"), (other, "a")):
+            params = {"tenant_id": uuid.UUID(tenant), "subject_id": subject}
+            found = await one_connection.fetch(_TEXTS, params)
+            assert [(r.text, r.metadata) for r in found] == [(f"{subject} of {tenant}", {})]
+            assert [r.subject_id for r in await one_connection.fetch(_TENANT_WIDE, params)] == [subject]
 
 
 async def test_scoped_reads_refuse_a_statement_without_its_scope(
-    stack: CairnStack, rows: tuple[str, str]
+    one_connection: ScopedReads, rows: tuple[str, str]
 ) -> None:
     mine, _ = rows
-    reads = await ScopedReads.open(stack.service_database_url, size=1)
     refused = sample("cairn_scope_guard_refusals_total")
-    try:
-        unbound = text("SELECT m.text FROM memories m WHERE m.tenant_id = :tenant_id")
-        with pytest.raises(ScopeGuardError):
-            await reads.fetch(unbound, {"tenant_id": uuid.UUID(mine)})
-        assert sample("cairn_scope_guard_refusals_total") == refused + 1
-        # A connection that never carried a scope sees nothing, whatever the text asks for.
-        conn = await asyncpg.connect(stack.service_database_url)
-        try:
-            assert await conn.fetchval("SELECT count(*) FROM memories") == 0
-        finally:
-            await conn.close()
-    finally:
-        await reads.close()
+    unbound = text("SELECT m.text FROM memories m WHERE m.tenant_id = :tenant_id")
+    with pytest.raises(ScopeGuardError):
+        await one_connection.fetch(unbound, {"tenant_id": uuid.UUID(mine)})
+    assert sample("cairn_scope_guard_refusals_total") == refused + 1
 
 
 async def test_a_cancelled_scoped_read_leaves_the_connection_in_scope(
-    stack: CairnStack, rows: tuple[str, str]
+    one_connection: ScopedReads, rows: tuple[str, str]
 ) -> None:
     mine, _ = rows
-    reads = await ScopedReads.open(stack.service_database_url, size=1)
     slow = text(
         "SELECT m.text FROM memories m, pg_sleep(5) WHERE m.tenant_id = :tenant_id AND m.subject_id = :subject_id"
     )
-    try:
-        for subject in ("a", "b"):
-            call = asyncio.ensure_future(
-                reads.fetch(slow, {"tenant_id": uuid.UUID(mine), "subject_id": subject})
-            )
-            await asyncio.sleep(0.3)
-            call.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await call
-            found = await reads.fetch(_TEXTS, {"tenant_id": uuid.UUID(mine), "subject_id": "a"})
-            assert [r.text for r in found] == [f"a of {mine}"]
-    finally:
-        await reads.close()
+    for subject in ("a", "b"):
+        call = asyncio.ensure_future(
+            one_connection.fetch(slow, {"tenant_id": uuid.UUID(mine), "subject_id": subject})
+        )
+        await asyncio.sleep(0.3)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        found = await one_connection.fetch(_TEXTS, {"tenant_id": uuid.UUID(mine), "subject_id": "a"})
+        assert [r.text for r in found] == [f"a of {mine}"]
