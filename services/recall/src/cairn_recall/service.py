@@ -67,8 +67,9 @@ class RecallService:
         hot: HotReads,
     ) -> None:
         """`subject_ann`: AUTOCOMMIT sessions of a pool whose connections carry `subject_ann_options`, for
-        the reads of large subjects (vector and keyword), planned with their bound values. `hot`: the two
-        constant reads of a large subject's recall (its state, then the chosen rows) on a plain pool."""
+        the reads of large subjects (vector and keyword), planned with their bound values. `hot`: recall's
+        constant reads (a large subject's state and chosen rows; a small subject's size, exact top-k and
+        scored rows) on a plain scoped pool."""
         self._meter = meter
         self._subject_ann = subject_ann
         self._subject_ann_ef_search = subject_ann_ef_search(settings, settings.recall_pool_min)

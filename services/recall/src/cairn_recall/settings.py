@@ -40,7 +40,7 @@ class RecallSettings(ServiceSettings):
     # fork, catalog caches and every statement prepared again), 29 cpu-ms per recall against 20-24 at 16.
     subject_ann_pool_size: int = 16
     subject_ann_pool_overflow: int = 4
-    # The plain asyncpg pool of a large subject's two constant reads per recall (`store.HotReads`).
+    # The plain scoped asyncpg pool of recall's constant reads (`store.HotReads`).
     hot_read_pool_size: int = 8
     # Large subjects' semantic side from this replica's copy of their live vectors (cairn_recall.vector_copy):
     # exact, and a matrix-vector product instead of two HNSW walks (~35 cpu-ms of PostgreSQL per recall on
