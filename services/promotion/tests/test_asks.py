@@ -22,6 +22,13 @@ from cairn_promotion.asks import (
         "I'm trying to set up conditional formatting in Excel",
         "I need help planning next week's meals",
         "I need like a quick idea for a snack to bring for the team",
+        # Something to be made in this session (writers M, S and W).
+        "I need a script that finds IAM access keys older than 90 days and deactivates them",
+        "I need a quick way to batch inserts of about 5k rows at a time",
+        # One thing to be done (writers K, Q and W).
+        "I want a table booked for 2 at Lume friday 8pm",
+        "I want 'rotate TLS certs' added to my ops list",
+        "I want a haiku about Mondays written for the team slack",
         "Summarize the second one in 3 bullets",
         "Draft a quick email to the plumber asking if thursday 10am works",
         "Pls suggest weekend places near Pune for 1 day",
@@ -66,6 +73,8 @@ def test_a_one_off_request_is_not_a_memory(said: str, memory_of: Callable[[str],
             "The user needs to add the user's latest certification in Data Science, which the user completed last month",
         ),
         ("I want answers without tables", "The user wants answers without tables"),
+        ("I want prices shown in CHF", "The user wants prices shown in CHF"),
+        ("I want a reminder sent every Sunday at 6", "The user wants a reminder sent every Sunday at 6"),
         # A goal that takes months.
         ("I want to train for a half marathon", "The user wants to train for a half marathon"),
     ],

@@ -81,10 +81,14 @@ def test_a_move_home_is_kept_though_its_wording_reads_as_an_event() -> None:
         ("The user used to live in Leeds", True),
         ("On 2025-06-10, the user used to run it with a colleague", True),
         ("The user's team used to run everything in SPSS", True),
+        # A plan the user meant and has not kept to (writer N).
+        ("The user was going to open a Lifetime ISA too", True),
+        ("The user had thought to bake a Victoria sponge from a very old recipe card", True),
         # Said in passing beside the value that holds now, or a current fact: kept.
         ("The on-call handover moved to Mondays 10:00 (it used to be Fridays)", False),
         ("The user no longer eats meat", False),
         ("The user is used to early shifts", False),
+        ("The user is going to Lisbon every summer", False),
     ],
 )
 def test_what_the_user_used_to_do_is_not_remembered(memory: str, former: bool) -> None:

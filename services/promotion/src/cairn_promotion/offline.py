@@ -31,7 +31,7 @@ from cairn_promotion.hedges import is_guess, without_undecided
 from cairn_promotion.introductions import introduced_candidates
 from cairn_promotion.names import named_candidates
 from cairn_promotion.pasted import is_pasted_output
-from cairn_promotion.referents import Referents
+from cairn_promotion.referents import Referents, points_back
 from cairn_promotion.rewrite import self_contained
 from cairn_promotion.rules import is_question, is_reaction, is_reported_opinion, rule_score
 from cairn_promotion.safety import holds_secret, is_instruction_like, turn_is_tainted
@@ -241,10 +241,11 @@ def _candidate(clause: Clause, verdict: tuple[float, list[str]], day: date | Non
 
 def as_memory(candidate: Candidate) -> Candidate | None:
     """The rules after the decision's pipeline: what the user asked for once, a courtesy, a remark about the
-    assistant, a phrase cut short, what they used to do, only guess or have not decided (`hedges`), what holds
-    only for the next hours (`transient`) or machine output pasted in (`pasted`) is not a fact about them; a
-    trailing "and", a tail cut short and an undecided plan after a fact are cut; and a setting's change or a
-    move home is said as the state it leaves (`updates.as_state`), kept with at least `UPDATE_CONFIDENCE`.
+    assistant, a phrase cut short, what they used to do, only guess or have not decided (`hedges`), what only
+    points back at the conversation (`referents.points_back`), what holds only for the next hours
+    (`transient`) or machine output pasted in (`pasted`) is not a fact about them; a trailing "and", a tail
+    cut short and an undecided plan after a fact are cut; and a setting's change or a move home is said as
+    the state it leaves (`updates.as_state`), kept with at least `UPDATE_CONFIDENCE`.
 
     They run outside `_candidate` on purpose: `eval/train_durable.py` picks the decision's threshold by
     cross-validation over `_candidate`, and with these rules inside it the fewer false positives on dev let
@@ -265,6 +266,7 @@ def as_memory(candidate: Candidate) -> Candidate | None:
             is_transient,
             is_guess,
             is_pasted_output,
+            points_back,
         )
     ):
         return None

@@ -99,3 +99,21 @@ def _resolve(clause: str, referents: dict[str, str], *, whole: bool) -> str:
         return f"{phrase} is{body[match.end() :]}"
     suffix = "'s" if pronoun in ("her", "his") else ""
     return f"{phrase}{suffix}{body[match.end() :]}"
+
+
+# A memory whose subject is what the conversation was pointing at: "This happens every month", "That matches
+# the user's gut", "That subnet only ever gets the replicas", "There was a space before the 42.50", "It was the
+# logs", "It seems a good moment to plan the coming year". Read alone it does not say what it is about, and
+# "this year"/"this month" is the session's own period, not a lasting fact. An "it" the session named was
+# resolved before the decision (`Referents`), so what is left points at nothing the memory holds. "It's a
+# FRITZ!Box 6660", "That's the format the user likes" are left alone: the outside writers labelled such
+# descriptions as facts (11 of the 33 survivors opening so), while no survivor opening as this rule reads was.
+_POINTS_BACK = re.compile(
+    r"^(?:On [\d-]+, )?(?:this|that(?!['’])|there(?:'s|\s+(?:is|are|was|were))|it\s+(?:is|was|seems|appears))\b",
+    re.IGNORECASE,
+)
+
+
+def points_back(memory: str) -> bool:
+    """Whether a memory opens on a "this", "that", "there is" or "it was" it does not resolve."""
+    return _POINTS_BACK.match(memory) is not None

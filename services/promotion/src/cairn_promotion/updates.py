@@ -79,8 +79,13 @@ def _new_home(memory: str) -> str | None:
 
 # "The user used to live in Leeds", "The user used to run everything in SPSS": what the user has left behind.
 # "The user used to live in Leeds"; "The user was on Mendeley until it got unbearable", "the user's team used
-# Datadog until last year": a state that ended.
-_FORMER = re.compile(r"^the user(?:'s team)? (?:used to\b|(?:was|were|used)\b.*\buntil\b)", re.IGNORECASE)
+# Datadog until last year": a state that ended. "The user was going to open a Lifetime ISA too", "The user had
+# thought to bake a Victoria sponge": a plan the user meant and has not kept to.
+_FORMER = re.compile(
+    r"^the user(?:'s team)? (?:used to\b|(?:was|were|used)\b.*\buntil\b|(?:was|were) going to\b"
+    r"|had (?:thought|planned|meant|intended) to\b)",
+    re.IGNORECASE,
+)
 
 
 def is_former(memory: str) -> bool:

@@ -1,0 +1,63 @@
+"""A memory that only points back at the conversation ("this", "that", "there was", an unresolved "it was")
+says nothing read alone; one that names what it is about stays."""
+
+from collections.abc import Callable
+
+import pytest
+
+from cairn_promotion.referents import points_back
+
+
+@pytest.mark.parametrize(
+    "memory",
+    [
+        # Outside writers' survivors that no label held (sets v7-v13, heldout).
+        "This happens every month",
+        "This started right after the 14:00 deploy",
+        "This month the user is short because of a car repair",
+        "On 2025-06-10, this year it's just the user, yay",
+        "That matches the user's gut",
+        "That subnet only ever gets the replicas, never the primary, that's the rule",
+        "There was a space before the 42.50",
+        "There are two considerations which the user must always bear in mind",
+        "It was the logs, log rotation wasn't running",
+        "It seems a good moment to plan the coming year properly",
+    ],
+)
+def test_a_memory_pointing_back_is_dropped(memory: str) -> None:
+    assert points_back(memory)
+
+
+@pytest.mark.parametrize(
+    "memory",
+    [
+        # Labelled facts of the same sets: the subject is named, or "it" is what it does, not what it was.
+        "It runs on a single VM called build-01",
+        "It has to be somewhere reachable by train from London",
+        "Its a monorepo w/ pnpm workspaces if that matters",
+        "It's a FRITZ!Box 6660 Cable on Vodafone cable",
+        "That's the format the user likes, just give the user the diff",
+        "These days the user submits variable star observations to the AAVSO",
+        "Theo is allergic to peanuts",
+        "The user thinks that through before every release",
+        "Therapy is on Thursdays at 6pm",
+        "Items ship from the Leeds warehouse",
+    ],
+)
+def test_a_memory_naming_its_subject_is_not_pointing_back(memory: str) -> None:
+    assert not points_back(memory)
+
+
+@pytest.mark.parametrize(
+    ("said", "memory"),
+    [
+        ("This happens every single morning", None),
+        ("That is how I always prefer to be given instructions", None),
+        ("It was the logs, log rotation wasn't running", None),
+        ("My sister Ana lives in Porto", "The user's sister Ana lives in Porto"),
+    ],
+)
+def test_what_one_sentence_becomes(
+    said: str, memory: str | None, memory_of: Callable[[str], str | None]
+) -> None:
+    assert memory_of(said) == memory
