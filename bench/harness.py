@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from prometheus_client.parser import text_string_to_metric_families
 
 from cairn_client import AsyncCairnClient
 from cairn_devstack import StackPorts, free_port
@@ -149,3 +150,44 @@ async def wait_subject_copy(bench: Bench, key: str, query: str, timeout: float =
     subject, or copies disabled), so a measured round is the steady state, not the minutes after a burst."""
     waited = await _recall_served_by(bench, key, query, ("subject_exact",), timeout)
     return f"not loaded after {timeout:.0f} s" if waited is None else f"{waited:.1f} s"
+
+
+async def _keyword_sides(bench: Bench) -> dict[str, float]:
+    """Large-subject keyword sides so far, by source ("copy": a replica's postings, "sql"), over every recall
+    replica of the stack (`cairn_recall_keyword_sides_total`)."""
+    totals = {"copy": 0.0, "sql": 0.0}
+    for name in bench.stack.http_ports:
+        if name == "recall" or name.startswith("recall-"):
+            metrics = (await bench.http.get(f"{bench.stack.http_url(name)}/metrics")).text
+            for family in text_string_to_metric_families(metrics):
+                if family.name == "cairn_recall_keyword_sides":
+                    for sample in family.samples:
+                        if sample.name.endswith("_total"):
+                            totals[sample.labels["source"]] += sample.value
+    return totals
+
+
+async def wait_keyword_copy(
+    bench: Bench, key: str, query: str, timeout: float = 60.0, streak: int = 8
+) -> str:
+    """A large subject's keyword side is scored from the replica's copy of its postings once that copy is
+    loaded. It loads on its own, after the first hybrid recall that finds it missing (a semantic recall, as
+    `wait_subject_copy` sends, never asks for it), and until then each recall takes BM25 in SQL: measured on
+    2026-12-04, the first 1,000 recalls after the warm-up ran at 206/s against 241-244/s once it was loaded.
+    Hybrid recalls until `streak` in a row were scored from a copy (with several replicas, each has likely
+    loaded its own); how long it took ("not loaded" past `timeout`: too many postings, or copies disabled)."""
+    start = time.perf_counter()
+    clean = 0
+    while time.perf_counter() - start < timeout:
+        before = await _keyword_sides(bench)
+        r = await bench.http.post(
+            "/api/v1/memory/recall", headers=bench.auth(key), json={"query": query, "mode": "hybrid"}
+        )
+        after = await _keyword_sides(bench)
+        copied = r.status_code == 200 and after["sql"] == before["sql"] and after["copy"] > before["copy"]
+        clean = clean + 1 if copied else 0
+        if clean >= streak:
+            return f"{time.perf_counter() - start:.1f} s"
+        if not copied:
+            await asyncio.sleep(0.5)
+    return f"not loaded after {timeout:.0f} s"

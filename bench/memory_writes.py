@@ -40,6 +40,7 @@ from harness import (
     embedding_yardstick,
     running_stack,
     summary_ms,
+    wait_keyword_copy,
     wait_subject_copy,
     wait_subject_indexes,
 )
@@ -191,6 +192,9 @@ async def run(writes: int, burst: int, recalls: int, env: dict[str, str]) -> Non
             waited = await wait_subject_indexes(bench, burst_key, questions[0])
             rows["recall: subject indexes ready after"] = f"{waited:.1f} s"
             rows["recall: vector copy loaded after"] = await wait_subject_copy(bench, burst_key, questions[0])
+            rows["recall: keyword copy loaded after"] = await wait_keyword_copy(
+                bench, burst_key, questions[0]
+            )
 
             def query(i: int) -> dict[str, Any]:
                 return {"query": f"{questions[i % len(questions)]} {i}"}  # unique: never a cached embedding

@@ -26,7 +26,14 @@ import psutil
 from memory_writes import Report, burst_and_drain, conversations, load
 
 from cairn_recall.settings import RecallSettings
-from harness import Bench, embedding_yardstick, running_stack, wait_subject_copy, wait_subject_indexes
+from harness import (
+    Bench,
+    embedding_yardstick,
+    running_stack,
+    wait_keyword_copy,
+    wait_subject_copy,
+    wait_subject_indexes,
+)
 
 CONCURRENCY = 16
 SUBJECT_INDEX_MIN_ROWS = RecallSettings.model_fields["subject_index_min_rows"].default
@@ -103,6 +110,7 @@ async def run(
                     f"{await wait_subject_indexes(bench, key, questions[0]):.1f} s"
                 )
                 rows["recall: vector copy loaded after"] = await wait_subject_copy(bench, key, questions[0])
+                rows["recall: keyword copy loaded after"] = await wait_keyword_copy(bench, key, questions[0])
             stamp = time.time_ns()
 
             def query(i: int) -> dict[str, Any]:
