@@ -48,7 +48,10 @@ async def run(memories: int, tenants: int, batch_size: int, batches_per_run: int
         await gather_limited(8, [write(i) for i in range(memories)])
         conn = await asyncpg.connect(bench.stack.database_url)
         try:
-            await conn.execute("UPDATE memories SET recall_count = 3, last_recalled_at = now()")
+            await conn.execute(
+                "INSERT INTO memory_recalls (memory_id, tenant_id, subject_id, recall_count, last_recalled_at)"
+                " SELECT id, tenant_id, subject_id, 3, now() FROM memories"
+            )
             temporal = await connect_temporal(
                 bench.stack.temporal_address,
                 bench.stack.temporal_namespace,

@@ -54,9 +54,9 @@ async def measure(database_url: str, rows: int) -> None:
             n = min(1000, rows - start)
             await conn.executemany(
                 "INSERT INTO memories (id, tenant_id, subject_id, text, embedding, embedding_content_hash, "
-                "embedding_model, confidence, source, tags, metadata, recall_count) "
+                "embedding_model, confidence, source, tags, metadata) "
                 "VALUES (gen_random_uuid(), $1, $2, $3, CAST($4 AS vector), md5($3) || md5($3), 'local-minilm', 1.0, "
-                "'explicit', $5, '{\"app\": \"bench\"}'::jsonb, 0)",
+                "'explicit', $5, '{\"app\": \"bench\"}'::jsonb)",
                 [
                     (tenant, f"agent-{i % 200}", t, v, ["ui", "prefs"])
                     for i, (t, v) in enumerate(zip(texts(n, rng), vectors(n, nrng), strict=True), start)

@@ -155,9 +155,8 @@ async def insert_hot(
     await db.executemany(
         """
         INSERT INTO memories (id, tenant_id, subject_id, text, embedding, embedding_content_hash,
-                              embedding_model, confidence, source, tags, metadata, recall_count,
-                              last_recalled_at)
-        VALUES ($1, $2, $3, $4, $5::vector, $6, 'placeholder', 1.0, 'explicit', '{}', '{}', $7, now())
+                              embedding_model, confidence, source, tags, metadata)
+        VALUES ($1, $2, $3, $4, $5::vector, $6, 'placeholder', 1.0, 'explicit', '{}', '{}')
         """,
         [
             (
@@ -167,10 +166,15 @@ async def insert_hot(
                 t,
                 vector,
                 hashlib.sha256(t.encode()).hexdigest(),
-                recall_count,
             )
             for i, t in zip(ids, texts, strict=True)
         ],
+    )
+    await db.execute(
+        "INSERT INTO memory_recalls (memory_id, tenant_id, subject_id, recall_count, last_recalled_at)"
+        " SELECT id, tenant_id, subject_id, $2, now() FROM memories WHERE id = ANY($1::uuid[])",
+        ids,
+        recall_count,
     )
     return [str(i) for i in ids]
 

@@ -86,7 +86,7 @@ async def test_every_writer_is_counted(stack: CairnStack) -> None:
                 text("UPDATE memories SET superseded_by = :n WHERE id = :id"), {"n": second, "id": first}
             )
             await conn.execute(
-                text("UPDATE memories SET recall_count = recall_count + 1 WHERE tenant_id = :t"),
+                text("UPDATE memories SET confidence = 0.5 WHERE tenant_id = :t"),
                 {"t": tenant},
             )
             await conn.execute(text("DELETE FROM memories WHERE id = :id"), {"id": second})

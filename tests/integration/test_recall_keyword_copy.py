@@ -52,7 +52,8 @@ async def test_every_write_that_changes_a_subjects_keyword_search_moves_its_vers
         plain = await keyword_version(conn, tenant, "s")
         assert plain > start  # unlike the vector version: the new row is searchable by its words at once
         await conn.execute(
-            "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = now() WHERE id = $1",
+            "INSERT INTO memory_recalls (memory_id, tenant_id, subject_id, recall_count, last_recalled_at)"
+            " SELECT id, tenant_id, subject_id, 1, now() FROM memories WHERE id = $1",
             first,
         )
         assert await keyword_version(conn, tenant, "s") == plain  # recall's own bump

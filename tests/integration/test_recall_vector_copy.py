@@ -24,8 +24,8 @@ from tests.integration.test_knowledge_vector_cache import assert_same_ranking
 
 INSERT = """
 INSERT INTO memories (id, tenant_id, subject_id, project_id, text, confidence, source, tags, metadata,
-                      recall_count, embedding)
-VALUES ($1, $2, $3, $4, $5, 1.0, 'explicit', '{}', $6::jsonb, 0, CAST($7 AS vector))
+                      embedding)
+VALUES ($1, $2, $3, $4, $5, 1.0, 'explicit', '{}', $6::jsonb, CAST($7 AS vector))
 """
 CHUNK = (
     "INSERT INTO memory_chunks (memory_id, chunk_index, tenant_id, subject_id, embedding)"
@@ -80,7 +80,8 @@ async def test_only_writes_that_change_a_subjects_vector_search_move_its_version
         embedded = await version(conn, tenant, "s")
         assert embedded >= 1
         await conn.execute(
-            "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = now() WHERE id = $1",
+            "INSERT INTO memory_recalls (memory_id, tenant_id, subject_id, recall_count, last_recalled_at)"
+            " SELECT id, tenant_id, subject_id, 1, now() FROM memories WHERE id = $1",
             plain,
         )
         assert await version(conn, tenant, "s") == embedded  # recall's own bump

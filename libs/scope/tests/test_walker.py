@@ -168,11 +168,11 @@ class TestNestedShapes:
 
 class TestWrites:
     def test_update_needs_its_table_bound(self) -> None:
-        refused(update(Memory).where(Memory.id == uuid.uuid4()).values(recall_count=1), "tenant_id")
-        assert walk(update(Memory).where(mine(Memory)).values(recall_count=1)) == BOUND
+        refused(update(Memory).where(Memory.id == uuid.uuid4()).values(confidence=0.5), "tenant_id")
+        assert walk(update(Memory).where(mine(Memory)).values(confidence=0.5)) == BOUND
 
     def test_update_from_needs_the_from_table_bound(self) -> None:
-        stmt = update(Memory).where(mine(Memory), Memory.id == SessionMemory.seq).values(recall_count=1)
+        stmt = update(Memory).where(mine(Memory), Memory.id == SessionMemory.seq).values(confidence=0.5)
         refused(stmt, "session_memories")
 
     def test_update_cannot_move_a_row_to_another_scope(self) -> None:
@@ -225,7 +225,7 @@ class TestRowWriteByKey:
         assert row_write_by_key(delete(Memory).where(Memory.id == mid))
 
     def test_anything_wider_is_not(self) -> None:
-        assert not row_write_by_key(update(Memory).values(recall_count=1))  # no WHERE at all
-        assert not row_write_by_key(update(Memory).where(Memory.source == "x").values(recall_count=1))
+        assert not row_write_by_key(update(Memory).values(confidence=0.5))  # no WHERE at all
+        assert not row_write_by_key(update(Memory).where(Memory.source == "x").values(confidence=0.5))
         assert not row_write_by_key(update(Memory).where(Memory.id == uuid.uuid4()).values(tenant_id=OTHER))
         assert not row_write_by_key(update(Tenant).where(Tenant.id == uuid.uuid4()).values(name="x"))

@@ -23,10 +23,11 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     func,
+    select,
     text,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, column_property, mapped_column
 
 EMBEDDING_DIM = 384  # the local MiniLM model; a provider must be configured to the same dimension
 
@@ -100,6 +101,32 @@ class Project(Base):
     created_at: Mapped[datetime] = _created()
 
 
+class MemoryRecall(Base):
+    """How often a memory was recalled (migration 0020). Counted here, not in the memory's own row: every
+    rewrite of that row inserts it again into both vector graphs and the full-text index."""
+
+    __tablename__ = "memory_recalls"
+    __table_args__ = (
+        # The graduation sweep's candidates: one tenant's memories that can still graduate, hottest first.
+        Index(
+            "memory_recalls_candidates_idx",
+            "tenant_id",
+            text("recall_count DESC"),
+            "memory_id",
+            postgresql_where=text("NOT settled"),
+        ),
+    )
+    memory_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("memories.id", ondelete="CASCADE"), primary_key=True
+    )
+    tenant_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True))
+    subject_id: Mapped[str] = mapped_column(String(200))
+    recall_count: Mapped[int] = mapped_column(Integer)
+    last_recalled_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # Superseded or graduated, kept by a trigger on `memories`: out of the sweep's index.
+    settled: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
 class Memory(Base):
     __tablename__ = "memories"
     __mapper_args__ = {"eager_defaults": True}  # server defaults come back in the INSERT's RETURNING
@@ -148,8 +175,25 @@ class Memory(Base):
     tags: Mapped[list[str]] = mapped_column(ARRAY(String(64)), default=list)
     metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", JSONB, default=dict)
     superseded_by: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
-    recall_count: Mapped[int] = mapped_column(Integer, default=0)
-    last_recalled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Read from `memory_recalls` (a memory never recalled has no row there). Not expired by a flush: no write
+    # of this row changes them, and reloading them there would be lazy IO in an async session.
+    recall_count: Mapped[int] = column_property(
+        func.coalesce(
+            select(MemoryRecall.recall_count)
+            .where(MemoryRecall.memory_id == id)
+            .correlate_except(MemoryRecall)
+            .scalar_subquery(),
+            0,
+        ),
+        expire_on_flush=False,
+    )
+    last_recalled_at: Mapped[datetime | None] = column_property(
+        select(MemoryRecall.last_recalled_at)
+        .where(MemoryRecall.memory_id == id)
+        .correlate_except(MemoryRecall)
+        .scalar_subquery(),
+        expire_on_flush=False,
+    )
     graduated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # Graduation (migration 0006): the article this memory graduated into, stamped once with its scope.
     graduated_article_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))

@@ -97,10 +97,10 @@ class GraduationStore:
                            row_number() OVER (ORDER BY t.graduation_served_at NULLS FIRST, t.id) AS ord
                     FROM tenants t
                     WHERE EXISTS (
-                        SELECT 1 FROM memories m
-                        WHERE m.tenant_id = t.id
+                        SELECT 1 FROM memory_recalls r JOIN memories m ON m.id = r.memory_id
+                        WHERE r.tenant_id = t.id AND NOT r.settled
+                          AND r.recall_count >= coalesce(t.graduation_recall_threshold, :threshold)
                           AND m.graduated_at IS NULL AND m.superseded_by IS NULL
-                          AND m.recall_count >= coalesce(t.graduation_recall_threshold, :threshold)
                           AND (m.graduation_attempted_at IS NULL OR m.graduation_attempted_at < :since)
                     )
                     ORDER BY t.graduation_served_at NULLS FIRST, t.id
@@ -116,13 +116,13 @@ class GraduationStore:
                     CROSS JOIN share s
                     CROSS JOIN LATERAL (
                         SELECT m.id, m.tenant_id, m.subject_id,
-                               row_number() OVER (ORDER BY m.recall_count DESC, m.id) AS rn
-                        FROM memories m
-                        WHERE m.tenant_id = h.tenant_id
+                               row_number() OVER (ORDER BY r.recall_count DESC, r.memory_id) AS rn
+                        FROM memory_recalls r JOIN memories m ON m.id = r.memory_id
+                        WHERE r.tenant_id = h.tenant_id AND NOT r.settled
+                          AND r.recall_count >= h.threshold
                           AND m.graduated_at IS NULL AND m.superseded_by IS NULL
-                          AND m.recall_count >= h.threshold
                           AND (m.graduation_attempted_at IS NULL OR m.graduation_attempted_at < :since)
-                        ORDER BY m.recall_count DESC, m.id
+                        ORDER BY r.recall_count DESC, r.memory_id
                         LIMIT s.per
                     ) c
                     ORDER BY c.rn, h.ord

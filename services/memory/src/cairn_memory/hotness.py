@@ -1,4 +1,4 @@
-"""Consumes `memory.recalled` and bumps recall_count / last_recalled_at, at most once per cooldown.
+"""Consumes `memory.recalled` and counts each memory's recalls in `memory_recalls`, at most once per cooldown.
 
 Like the embedding worker, the loop outlives database and NATS outages (backoff, bounded redelivery,
 dead letters); a lost bump only makes a memory look a little less hot.
@@ -13,41 +13,52 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from opentelemetry.trace import SpanKind
 from pydantic import ValidationError
-from sqlalchemy import func, or_
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn_contracts import subjects
 from cairn_contracts.dead_letter import DeadLetterReason
-from cairn_contracts.identity import Role
 from cairn_contracts.recall import MemoryRecalled
 from cairn_observability.metrics import declare_consumer
 from cairn_observability.propagation import extract
 from cairn_observability.tracing import set_scope_attributes, tracer
-from cairn_scope import Scope, scoped_update
 from cairn_servicekit.backoff import Backoff
 from cairn_servicekit.consumer import DeadLetters, Redelivery, durable_pull, fetch_batch
-from cairn_storage.models import Memory
 
 log = logging.getLogger(__name__)
 
 DURABLE = subjects.RECALL_BUMPS_DURABLE
-SYSTEM_KEY = "system:recall-bump"  # the event names the scope; no caller key exists here
+
+
+# The event's memories, fenced as in recall's rows read (an id lookup the subject's scope index is never ANDed
+# into), counted in `memory_recalls` (migration 0020): the memory's own row is only read. Ids that are not the
+# subject's are dropped by the subject check; the ORDER BY takes row locks in one order across replicas.
+_BUMP = text(
+    """
+INSERT INTO memory_recalls AS r (memory_id, tenant_id, subject_id, recall_count, last_recalled_at, settled)
+SELECT m.id, m.tenant_id, m.subject_id, 1, now(), m.superseded_by IS NOT NULL OR m.graduated_at IS NOT NULL
+FROM (SELECT id, tenant_id, subject_id, superseded_by, graduated_at FROM memories
+      WHERE id = ANY(CAST(:ids AS uuid[])) OFFSET 0) m
+WHERE m.tenant_id = :tenant_id AND m.subject_id = :subject_id
+ORDER BY m.id
+ON CONFLICT (memory_id) DO UPDATE SET recall_count = r.recall_count + 1, last_recalled_at = now()
+WHERE r.last_recalled_at < now() - make_interval(secs => :cooldown_seconds)
+"""
+)
 
 
 async def bump(
     sessionmaker: async_sessionmaker[AsyncSession], event: MemoryRecalled, cooldown_seconds: int
 ) -> int:
     """Bump the event's memories inside its own (tenant, subject); a memory bumped within the cooldown is skipped."""
-    scope = Scope(tenant_id=event.tenant_id, subject_id=event.subject_id, role=Role.agent, key_id=SYSTEM_KEY)
-    ids = [uuid.UUID(m) for m in event.memory_ids]
-    cutoff = func.now() - func.make_interval(0, 0, 0, 0, 0, 0, cooldown_seconds)
-    stmt = (
-        scoped_update(Memory, scope)
-        .where(Memory.id.in_(ids), or_(Memory.last_recalled_at.is_(None), Memory.last_recalled_at < cutoff))
-        .values(recall_count=Memory.recall_count + 1, last_recalled_at=func.now())
-    )
+    params = {
+        "tenant_id": event.tenant_id,
+        "subject_id": event.subject_id,
+        "ids": [str(uuid.UUID(m)) for m in event.memory_ids],
+        "cooldown_seconds": cooldown_seconds,
+    }
     async with sessionmaker.begin() as session:
-        result = await session.execute(stmt)
+        result = await session.execute(_BUMP, params)
     return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
 

@@ -89,7 +89,6 @@ class PromotedWriter:
                         source_session_id=req.session_id,
                         tags=candidate.tags,
                         metadata_=_metadata(candidate, near, reason),
-                        recall_count=0,
                     )
                     .on_conflict_do_nothing()
                 )

@@ -104,6 +104,7 @@ class MemoryService:
             tags=list(dict.fromkeys(body.tags)),
             metadata_=body.metadata,
             recall_count=0,
+            last_recalled_at=None,
         )
 
     async def remember(
@@ -129,7 +130,7 @@ class MemoryService:
             memory = await self._refused(scope, body, row.id)
         else:
             row.created_at = created
-            row.superseded_by, row.embedding_content_hash, row.last_recalled_at = None, None, None
+            row.superseded_by, row.embedding_content_hash = None, None
             memory = memory_out(row)
             self._meter.add(scope.tenant_id, "writes")
         # Also on a retry: the first attempt may have died before announcing the row (Msg-Id dedupes).

@@ -40,10 +40,10 @@ _REMEMBER = text(
     )
     INSERT INTO memories (
         id, tenant_id, subject_id, project_id, text, confidence, source, source_session_id, tags,
-        metadata, recall_count
+        metadata
     )
     SELECT :id, :tenant_id, :subject_id, :project_id, :text, :confidence, :source, :source_session_id,
-        :tags, :metadata, 0
+        :tags, :metadata
     FROM counter
     WHERE counter.live < COALESCE((SELECT memory_quota FROM tenants WHERE id = :tenant_id), :default_quota)
         AND (:project_id IS NULL
@@ -265,10 +265,15 @@ class MemoryStore:
         mid = as_uuid(memory_id)
         if mid is None:
             return None
-        stmt = (
-            scoped_delete(Memory, scope, all_subjects=all_subjects).where(Memory.id == mid).returning(Memory)
+        # Read first, then delete: a DELETE's RETURNING carries the row's columns only, not the recall counters
+        # read beside it (which cascade with it).
+        row = await self.get(scope, memory_id, all_subjects=all_subjects, for_update=True)
+        if row is None:
+            return None
+        await self.session.execute(
+            scoped_delete(Memory, scope, all_subjects=all_subjects).where(Memory.id == mid)
         )
-        return (await self.session.execute(stmt)).scalar_one_or_none()
+        return row
 
     def _list_filter(self, scope: Scope, query: ListMemoriesRequest) -> Select[Any]:
         stmt = scoped_select(Memory, scope, all_subjects=query.all_subjects)

@@ -101,13 +101,15 @@ UNION ALL
 
 # The columns `memory_out` reads.
 _MEMORY_COLUMNS = """m.id, m.text, m.source, m.confidence, m.tags, m.metadata AS metadata_, m.project_id,
-       m.source_session_id, m.superseded_by, m.embedding_content_hash, m.recall_count, m.last_recalled_at,
-       m.created_at, m.subject_id"""
+       m.source_session_id, m.superseded_by, m.embedding_content_hash,
+       coalesce(r.recall_count, 0) AS recall_count, r.last_recalled_at, m.created_at, m.subject_id"""
 # The ids are looked up alone, behind an `OFFSET 0` fence, and the subject is checked on the rows found. Without
 # the fence, once the table holds more than one subject, the generic plan a prepared statement settles on after
 # five runs estimates the subject at a few hundred rows and ANDs the scope index into the id lookup: it read
 # every index entry of a 10,000-row subject on each recall (0.43-0.76 ms against 0.15; docs/performance.md).
-_ROWS_BY_ID = f"FROM (SELECT * FROM memories WHERE id = ANY(CAST(:ids AS uuid[])) OFFSET 0) m WHERE {SUBJECT}"
+# Recall counters live beside the memory (migration 0020); a memory never recalled has no row there.
+_ROWS_BY_ID = f"""FROM (SELECT * FROM memories WHERE id = ANY(CAST(:ids AS uuid[])) OFFSET 0) m
+LEFT JOIN memory_recalls r ON r.memory_id = m.id WHERE {SUBJECT}"""
 
 # Those columns and the query similarity of the head or, when better, the best chunk.
 _ROWS_WITH_SCORES = text(
