@@ -8,6 +8,7 @@ from typing import Any
 
 import asyncpg
 import pytest
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn_contracts.recall import MemoryRecalled
@@ -113,7 +114,15 @@ async def test_superseded_and_graduated_memories_are_settled_and_rows_go_with_th
     }
     await admin.execute("UPDATE memories SET superseded_by = NULL WHERE id = $1", old)  # un-superseded
     assert (await counters(admin, [old]))[old] == (1, False)
-    await admin.execute("DELETE FROM memories WHERE id = ANY($1::uuid[])", [old, new])
+    # Deleted as the service deletes (its role, row-level security on): the counters go with the memory.
+    async with sessionmaker.begin() as session:
+        await session.execute(
+            text(
+                "DELETE FROM memories WHERE tenant_id = :tenant_id AND subject_id = :subject_id"
+                " AND id = ANY(CAST(:ids AS uuid[]))"
+            ),
+            {"tenant_id": tenant.id, "subject_id": "a", "ids": [str(old), str(new)]},
+        )
     assert await counters(admin, [old, new, graduated]) == {graduated: (1, True)}
 
 
