@@ -22,6 +22,7 @@ Revises: 0019
 
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 from alembic import op
 
@@ -29,17 +30,6 @@ revision = "0020"
 down_revision = "0019"
 branch_labels = None
 depends_on = None
-
-_POLICY = """
-    coalesce(current_setting('cairn.maintenance', true), '') <> ''
-    OR (
-        tenant_id = nullif(current_setting('cairn.tenant_id', true), '')::uuid
-        AND (
-            subject_id = current_setting('cairn.subject_id', true)
-            OR coalesce(current_setting('cairn.all_subjects', true), '') = 'on'
-        )
-    )
-"""
 
 _SETTLE = """
 CREATE FUNCTION memory_recalls_settle() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -50,15 +40,22 @@ BEGIN
 END $$"""
 
 
-def _remember_batch() -> str:
-    """Migration 0017's batch insert function, which named `recall_count`."""
-    path = Path(__file__).with_name("0017_write_batch_functions.py")
-    spec = importlib.util.spec_from_file_location("cairn_migration_0017", path)
+def _sibling(file_name: str) -> Any:
+    """Another migration's module, for its SQL as that migration wrote it (migrations are not a package)."""
+    spec = importlib.util.spec_from_file_location(
+        f"cairn_migration_{file_name[:4]}", Path(__file__).with_name(file_name)
+    )
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return str(module.REMEMBER_BATCH).replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1)
+    return module
+
+
+def _remember_batch() -> str:
+    """Migration 0017's batch insert function, which named `recall_count`."""
+    batch = str(_sibling("0017_write_batch_functions.py").REMEMBER_BATCH)
+    return batch.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1)
 
 
 def upgrade() -> None:
@@ -93,9 +90,8 @@ FROM memories WHERE recall_count > 0 OR last_recalled_at IS NOT NULL"""
     )
     op.execute("ALTER TABLE memory_recalls ENABLE ROW LEVEL SECURITY")
     op.execute("ALTER TABLE memory_recalls FORCE ROW LEVEL SECURITY")
-    op.execute(
-        f"CREATE POLICY memory_recalls_scope ON memory_recalls USING ({_POLICY}) WITH CHECK ({_POLICY})"
-    )
+    policy = _sibling("0014_row_level_security.py")._ALLOWED  # the policy of `memories`
+    op.execute(f"CREATE POLICY memory_recalls_scope ON memory_recalls USING ({policy}) WITH CHECK ({policy})")
     op.execute("DROP INDEX memories_graduation_candidates_idx")
     remember = (
         _remember_batch().replace("metadata, recall_count", "metadata").replace("w.metadata, 0", "w.metadata")
