@@ -2,9 +2,11 @@
 rule said the same way is."""
 
 from collections.abc import Callable
+from datetime import date
 
 import pytest
 
+from cairn_contracts.promotion import Candidate
 from cairn_promotion.asks import (
     is_about_the_assistant,
     is_courtesy,
@@ -13,6 +15,9 @@ from cairn_promotion.asks import (
     without_trailing_join,
     without_unfinished_tail,
 )
+from cairn_promotion.offline import _candidate, as_memory
+from cairn_promotion.rewrite import undated
+from cairn_promotion.text import Clause
 
 
 @pytest.mark.parametrize(
@@ -142,6 +147,24 @@ def test_a_trailing_joining_word_is_cut_and_the_fact_kept(memory_of: Callable[[s
     assert without_trailing_join("The user lives in Porto and Lisbon") == "The user lives in Porto and Lisbon"
     assert without_trailing_join("The R API changes every year or so") == "The R API changes every year or so"
     assert memory_of("I'm her primary carer, and") == "The user is her primary carer"
+
+
+def test_a_dated_memory_is_read_from_its_own_first_words() -> None:
+    """`self_contained` dates a time-bound memory ("On 2025-02-27, the user ..."); the rules read past the date."""
+
+    def decided(said: str) -> Candidate:
+        candidate = _candidate(Clause(said, said, "user"), (0.95, ["fact"]), date(2025, 2, 27))
+        assert candidate is not None
+        return candidate
+
+    ask = decided("I need help making a budget that actually works, this month got away from me")
+    assert ask.text.startswith("On 2025-02-27, the user needs help")
+    assert as_memory(ask) is None
+    trip = decided("I'm flying to Singapore on 18 April")
+    assert as_memory(trip) == trip  # a dated fact stays, date and all
+    assert undated("On 2025-02-27, the user needs help") == "The user needs help"
+    assert undated("On 2025-02-27, Ana starts at Siemens next week") == "Ana starts at Siemens next week"
+    assert undated("The user lives in Porto") == "The user lives in Porto"
 
 
 def test_the_rules_read_the_memory_as_written() -> None:

@@ -32,7 +32,7 @@ from cairn_promotion.introductions import introduced_candidates
 from cairn_promotion.names import named_candidates
 from cairn_promotion.pasted import is_pasted_output
 from cairn_promotion.referents import Referents, points_back
-from cairn_promotion.rewrite import self_contained
+from cairn_promotion.rewrite import self_contained, undated
 from cairn_promotion.rules import is_question, is_reaction, is_reported_opinion, rule_score
 from cairn_promotion.safety import holds_secret, is_instruction_like, turn_is_tainted
 from cairn_promotion.slots import slot_of
@@ -255,8 +255,11 @@ def as_memory(candidate: Candidate) -> Candidate | None:
     if said is None:
         return None
     text = as_state(said)
+    # The rules read how a memory opens, whether or not `self_contained` dated it ("On 2025-02-27, the user
+    # needs help making a budget" is the same ask as "The user needs help making a budget").
+    opening = undated(text)
     if any(
-        rule(text)
+        rule(opening)
         for rule in (
             is_task_request,
             is_courtesy,

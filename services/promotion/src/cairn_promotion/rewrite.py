@@ -253,6 +253,16 @@ def self_contained(text: str, role: str = "user", day: date | None = None) -> st
     return fact
 
 
+_DATE_PREFIX = re.compile(r"^On \d{4}-\d{2}-\d{2}, ")
+
+
+def undated(fact: str) -> str:
+    """A fact without the date `self_contained` put in front of it, for rules that read how a fact opens:
+    "On 2025-03-11, the user needs help with a budget" -> "The user needs help with a budget"."""
+    rest = _DATE_PREFIX.sub("", fact, count=1)
+    return fact if rest == fact else rest[:1].upper() + rest[1:]
+
+
 _AGREEMENT = re.compile(
     rf"(\bthe user (?:(?:{FREQUENCY}|just|only|already|now|even|soon|then|both|quite|rather|"
     r"(?!(?:apply|reply|rely|supply|fly|ally|bully|multiply|comply|imply)\b)\w{3,}ly) )*)"

@@ -15,9 +15,8 @@ import re
 
 from cairn_promotion.lexicon import PETS, RELATION
 from cairn_promotion.places import place_at
+from cairn_promotion.rewrite import undated
 
-# `rewrite.self_contained` dates a time-bound memory: "On 2025-01-29, the user bumped ...".
-_DATED = re.compile(r"^On \d{4}-\d{2}-\d{2}, the (.*)$")
 # When the change happened or takes effect.
 _WHEN = (
     r"(?i:\s*,?\s*(?:last|this|next) (?:week|month|year|quarter|sprint|term)"
@@ -54,7 +53,7 @@ _MOVED_HOME = re.compile(
 
 def as_state(memory: str) -> str:
     """The setting or home a change leaves, or the memory as it was when it states no change of this shape."""
-    body = _undated(memory)
+    body = undated(memory)
     if (home := _new_home(body)) is not None:
         return home
     match = _SET_TO.match(body)
@@ -92,9 +91,4 @@ def is_former(memory: str) -> bool:
     """Whether the memory states only what no longer holds: the value to remember is the one that replaced it
     ("used to live in Leeds, moved to York in May"). Said in passing it stays ("the on-call handover moved to
     Mondays (it used to be Fridays)")."""
-    return _FORMER.match(_undated(memory)) is not None
-
-
-def _undated(memory: str) -> str:
-    dated = _DATED.match(memory)
-    return f"The {dated.group(1)}" if dated else memory
+    return _FORMER.match(undated(memory)) is not None
