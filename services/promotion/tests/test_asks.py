@@ -149,6 +149,34 @@ def test_a_trailing_joining_word_is_cut_and_the_fact_kept(memory_of: Callable[[s
     assert memory_of("I'm her primary carer, and") == "The user is her primary carer"
 
 
+@pytest.mark.parametrize(
+    ("said", "memory"),
+    [
+        ("I have type 1 diabetes so I'm like careful with that stuff", "The user has type 1 diabetes"),
+        ("I work from home full time so this is killing me", "The user works from home full time"),
+        (
+            "Kofi on my team uses a wheelchair so the venue has to be step-free",
+            "Kofi on the user's team uses a wheelchair",
+        ),
+        (
+            "I can't pull over mid-route, which means I have to be careful",
+            "The user can't pull over mid-route",
+        ),
+        # Nothing stands alone before the "so": the memory stays whole (the decision judged it whole).
+        ("I'm so tired of the wait", "The user is so tired of the wait"),
+        # "since" is kept: it is as often when as why ("has lived in Bath since 2016").
+        (
+            "I have lived in Bath since my husband passed away",
+            "The user has lived in Bath since the user's husband passed away",
+        ),
+    ],
+)
+def test_what_follows_from_a_fact_is_cut(
+    said: str, memory: str, memory_of: Callable[[str], str | None]
+) -> None:
+    assert memory_of(said) == memory
+
+
 def test_a_dated_memory_is_read_from_its_own_first_words() -> None:
     """`self_contained` dates a time-bound memory ("On 2025-02-27, the user ..."); the rules read past the date."""
 

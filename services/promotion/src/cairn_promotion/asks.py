@@ -200,6 +200,23 @@ def head_before(memory: str, position: int) -> str | None:
     return head if len(head.split()) >= _MIN_KEPT_WORDS and not is_unfinished(head) else None
 
 
+# "The user has celiac disease so everything the user eats has to be gluten-free": what follows from the fact.
+_CONSEQUENCE = re.compile(
+    r"(?:,\s*|\s+)(?:so|which means)\s+"
+    r"(?=(?:the|if|everything|anything|food|that|it|he|she|they|we|i|any|my|there|this|a|an)\b)",
+    re.IGNORECASE,
+)
+
+
+def without_consequence(memory: str) -> str:
+    """A memory without what follows from it or why it is said, when the statement before stands alone."""
+    found = _CONSEQUENCE.search(memory)
+    if found is None:
+        return memory
+    head = memory[: found.start()].rstrip(" ,")
+    return head if len(head.split()) >= _MIN_KEPT_WORDS and not is_unfinished(head) else memory
+
+
 def without_unfinished_tail(memory: str) -> str:
     """A memory whose last part ends on a bare copula, shortened to the whole statement before that part
     ("The user works from home so this is" -> "The user works from home"); unchanged when there is none."""

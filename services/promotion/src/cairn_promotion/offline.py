@@ -19,6 +19,7 @@ from typing import Protocol
 
 from cairn_contracts.promotion import Candidate, Turn
 from cairn_promotion.asks import (
+    without_consequence,
     is_about_the_assistant,
     is_courtesy,
     is_task_request,
@@ -254,6 +255,7 @@ def as_memory(candidate: Candidate) -> Candidate | None:
     said = without_undecided(without_unfinished_tail(without_trailing_join(candidate.text)))
     if said is None:
         return None
+    said = without_consequence(said)
     text = as_state(said)
     # The rules read how a memory opens, whether or not `self_contained` dated it ("On 2025-02-27, the user
     # needs help making a budget" is the same ask as "The user needs help making a budget").
