@@ -164,6 +164,12 @@ def test_a_trailing_joining_word_is_cut_and_the_fact_kept(memory_of: Callable[[s
         ),
         # Nothing stands alone before the "so": the memory stays whole (the decision judged it whole).
         ("I'm so tired of the wait", "The user is so tired of the wait"),
+        # What follows goes on past a comma: it may hold facts of its own, so nothing is cut.
+        (
+            "I'm poking at it but first some context so you don't give me AWS stuff, prod runs on GKE",
+            "The user is poking at it but first some context so the assistant doesn't give the user AWS stuff, "
+            "prod runs on GKE",
+        ),
         # "since" is kept: it is as often when as why ("has lived in Bath since 2016").
         (
             "I have lived in Bath since my husband passed away",

@@ -333,6 +333,19 @@ class TestNormalise:
         assert normalise(clause) == expected
 
     @pytest.mark.parametrize(
+        ("clause", "expected"),
+        [
+            ("so you don't give me AWS stuff", "The assistant doesn't give the user AWS stuff"),
+            ("you haven't seen the schema", "The assistant hasn't seen the schema"),
+            ("before you hand code back", "Before the assistant hands code back"),
+            ("you can't see the logs", "The assistant can't see the logs"),
+        ],
+    )
+    def test_you_with_a_contracted_negation_is_one_verb(self, clause: str, expected: str) -> None:
+        # "you don't" had become "the assistant dons't": "don" taken for the verb, "'t" left after it.
+        assert normalise(clause) == expected
+
+    @pytest.mark.parametrize(
         ("said", "expected"),
         [
             ("im allergic to penicillin", "I'm allergic to penicillin"),

@@ -209,9 +209,10 @@ _CONSEQUENCE = re.compile(
 
 
 def without_consequence(memory: str) -> str:
-    """A memory without what follows from it or why it is said, when the statement before stands alone."""
+    """A memory without what follows from it or why it is said, when the statement before stands alone and
+    what follows is one clause (a tail that goes on past a comma may carry facts of its own)."""
     found = _CONSEQUENCE.search(memory)
-    if found is None:
+    if found is None or "," in memory[found.end() :]:
         return memory
     head = memory[: found.start()].rstrip(" ,")
     return head if len(head.split()) >= _MIN_KEPT_WORDS and not is_unfinished(head) else memory

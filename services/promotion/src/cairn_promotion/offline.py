@@ -19,11 +19,11 @@ from typing import Protocol
 
 from cairn_contracts.promotion import Candidate, Turn
 from cairn_promotion.asks import (
-    without_consequence,
     is_about_the_assistant,
     is_courtesy,
     is_task_request,
     is_unfinished,
+    without_consequence,
     without_trailing_join,
     without_unfinished_tail,
 )

@@ -20,9 +20,12 @@ _YOU_VERB = re.compile(
     r"would|should|must|could|may|might|did|didn't|had|were|was|always|never|also|just|really|then|so|"
     # "prefer you not to suggest", "writing to you about something": not a verb of the assistant's.
     r"not|about|from|as|if|when|that|again|here|there|now|yet|over|into|up|out|back|first|because|once)\b)"
-    r"([a-z]+)\b",
+    # A contracted negation is the verb too: "you don't" is not "you don" + "'t" (it had become "dons't").
+    r"([a-z]*n['’]t|[a-z]+)\b(?!['’])",
     re.IGNORECASE,
 )
+# What a contracted negation after "you" becomes after "the assistant".
+_ASSISTANT_NEGATIONS = {**_NEGATIONS, "aren't": "isn't", "weren't": "wasn't"}
 
 # "I should also mention that I am allergic to penicillin": the fact is what follows the preamble.
 _PREAMBLE = re.compile(
@@ -302,6 +305,8 @@ _AUXILIARY_BEFORE = re.compile(
 def _assistant_verb(match: re.Match[str]) -> str:
     # "before you hand code back" -> "the assistant hands"; "can you help" keeps the base form after a modal.
     verb = match.group(1)
+    if (negation := verb.lower().replace("’", "'")).endswith("n't"):
+        return f"the assistant {_ASSISTANT_NEGATIONS.get(negation, verb)}"
     if _AUXILIARY_BEFORE.search(match.string[: match.start()]):
         return f"the assistant {verb}"
     return f"the assistant {_third_person(verb.lower())}"
