@@ -339,10 +339,15 @@ class TestNormalise:
             ("you haven't seen the schema", "The assistant hasn't seen the schema"),
             ("before you hand code back", "Before the assistant hands code back"),
             ("you can't see the logs", "The assistant can't see the logs"),
+            # After "ask", "trust", "owe" ... "you" is the object: what follows is not its verb.
+            ("he said I could ask you things", "He said the user could ask the assistant things"),
+            ("I trust you more than Google", "The user trusts the assistant more than Google"),
+            ("I owe you one", "The user owes the assistant one"),
         ],
     )
-    def test_you_with_a_contracted_negation_is_one_verb(self, clause: str, expected: str) -> None:
-        # "you don't" had become "the assistant dons't": "don" taken for the verb, "'t" left after it.
+    def test_you_is_conjugated_only_as_a_subject(self, clause: str, expected: str) -> None:
+        # "you don't" had become "the assistant dons't" ("don" taken for the verb, "'t" left after it), "ask you
+        # things" "ask the assistant thingses".
         assert normalise(clause) == expected
 
     @pytest.mark.parametrize(

@@ -24,6 +24,13 @@ _YOU_VERB = re.compile(
     r"([a-z]*n['’]t|[a-z]+)\b(?!['’])",
     re.IGNORECASE,
 )
+# "ask you things", "trust you more", "owe you one": after these "you" is the object, and what follows is no verb.
+_TAKES_YOU = frozenset(
+    "ask asks asked tell tells told give gives gave show shows showed send sends sent thank thanks thanked let "
+    "lets help helps helped remind reminds reminded teach teaches taught call calls called pay pays paid bring "
+    "brings brought get gets got email emails emailed text texts texted message messages messaged ping pings "
+    "pinged bother bothers bothered trust trusts trusted owe owes owed".split()
+)
 # What a contracted negation after "you" becomes after "the assistant".
 _ASSISTANT_NEGATIONS = {**_NEGATIONS, "aren't": "isn't", "weren't": "wasn't"}
 
@@ -305,6 +312,9 @@ _AUXILIARY_BEFORE = re.compile(
 def _assistant_verb(match: re.Match[str]) -> str:
     # "before you hand code back" -> "the assistant hands"; "can you help" keeps the base form after a modal.
     verb = match.group(1)
+    before = match.string[: match.start()].split()
+    if before and before[-1].lower() in _TAKES_YOU:
+        return f"the assistant {verb}"
     if (negation := verb.lower().replace("’", "'")).endswith("n't"):
         return f"the assistant {_ASSISTANT_NEGATIONS.get(negation, verb)}"
     if _AUXILIARY_BEFORE.search(match.string[: match.start()]):
