@@ -204,7 +204,11 @@ class TestHotness:
             await asyncio.sleep(0.1)
         assert got["recall_count"] == 1
         assert got["last_recalled_at"]
-        await recall(http, key, query=FACTS[1], limit=10)  # inside the cooldown: no second bump
+        again = await recall(http, key, query=FACTS[1], limit=10)  # inside the cooldown: no second bump
+        # The recall reply carries the counters too (read beside the memory, migration 0020).
+        shown = next(h["memory"] for h in again["data"] if h["memory"]["id"] == hot_id)
+        assert shown["recall_count"] == 1
+        assert shown["last_recalled_at"] == got["last_recalled_at"]
         await asyncio.sleep(1.0)
         assert (await http.get(f"/api/v1/memory/{hot_id}", headers=bearer(key))).json()["data"][
             "recall_count"
