@@ -8,7 +8,7 @@ service's own role (row-level security on), ten memories an event as a recall's 
 - "again, past the cooldown": the same memories once more, with a cooldown of 0 (the row is updated);
 - "inside the cooldown": the same again with the real cooldown (nothing is written).
 
-It prints the median and p95 of an event, one at a time (the consumer's own pace), with its commit. Since
+It prints the p50 and p95 of an event, one at a time (the consumer's own pace), with its commit. Since
 migration 0020 the count lives in `memory_recalls`; before it, the same events rewrote the memory row and so
 inserted it again into both vector graphs and the full-text index (docs/performance.md, twentieth round).
 
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import time
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -34,17 +33,11 @@ from cairn_contracts.recall import MemoryRecalled
 from cairn_memory.hotness import bump
 from cairn_memory.settings import MemorySettings
 from cairn_storage import create_engine, make_sessionmaker
-from harness import running_stack, wait_subject_indexes
+from harness import running_stack, summary_ms, wait_subject_indexes
 
 BURST = 10_000
 PER_EVENT = 10
 COOLDOWN = MemorySettings.model_fields["hot_cooldown_seconds"].default
-
-
-def summary(seconds: list[float]) -> str:
-    ordered = sorted(seconds)
-    p95 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
-    return f"median {statistics.median(ordered) * 1000:.2f} ms, p95 {p95 * 1000:.2f} ms"
 
 
 async def timed(calls: list[Callable[[], Awaitable[int]]], expect: int) -> list[float]:
@@ -100,9 +93,9 @@ async def run(keep: Path | None, events: int) -> None:
             first = await timed([partial(bump, sm, e, COOLDOWN) for e in batches], PER_EVENT)
             again = await timed([partial(bump, sm, e, 0) for e in batches], PER_EVENT)
             held = await timed([partial(bump, sm, e, COOLDOWN) for e in batches], 0)
-            rows["first recall"] = summary(first)
-            rows["again, past the cooldown"] = summary(again)
-            rows["inside the cooldown"] = summary(held)
+            rows["first recall"] = summary_ms(first)
+            rows["again, past the cooldown"] = summary_ms(again)
+            rows["inside the cooldown"] = summary_ms(held)
         finally:
             await engine.dispose()
 

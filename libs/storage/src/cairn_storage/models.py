@@ -127,6 +127,16 @@ class MemoryRecall(Base):
     settled: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
+def _recalls_of(memory_id: Any, column: Any) -> Any:
+    """One column of a memory's `memory_recalls` row, as a subquery correlated to the memory read around it."""
+    return (
+        select(column)
+        .where(MemoryRecall.memory_id == memory_id)
+        .correlate_except(MemoryRecall)
+        .scalar_subquery()
+    )
+
+
 class Memory(Base):
     __tablename__ = "memories"
     __mapper_args__ = {"eager_defaults": True}  # server defaults come back in the INSERT's RETURNING
@@ -178,21 +188,10 @@ class Memory(Base):
     # Read from `memory_recalls` (a memory never recalled has no row there). Not expired by a flush: no write
     # of this row changes them, and reloading them there would be lazy IO in an async session.
     recall_count: Mapped[int] = column_property(
-        func.coalesce(
-            select(MemoryRecall.recall_count)
-            .where(MemoryRecall.memory_id == id)
-            .correlate_except(MemoryRecall)
-            .scalar_subquery(),
-            0,
-        ),
-        expire_on_flush=False,
+        func.coalesce(_recalls_of(id, MemoryRecall.recall_count), 0), expire_on_flush=False
     )
     last_recalled_at: Mapped[datetime | None] = column_property(
-        select(MemoryRecall.last_recalled_at)
-        .where(MemoryRecall.memory_id == id)
-        .correlate_except(MemoryRecall)
-        .scalar_subquery(),
-        expire_on_flush=False,
+        _recalls_of(id, MemoryRecall.last_recalled_at), expire_on_flush=False
     )
     graduated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # Graduation (migration 0006): the article this memory graduated into, stamped once with its scope.

@@ -245,8 +245,9 @@ def as_memory(candidate: Candidate) -> Candidate | None:
     assistant, a phrase cut short, what they used to do, only guess or have not decided (`hedges`), what only
     points back at the conversation (`referents.points_back`), what holds only for the next hours
     (`transient`) or machine output pasted in (`pasted`) is not a fact about them; a trailing "and", a tail
-    cut short, an undecided plan and what follows from a fact ("... so the user is careful") are cut; and a setting's change or a move home is said as
-    the state it leaves (`updates.as_state`), kept with at least `UPDATE_CONFIDENCE`.
+    cut short, an undecided plan and what follows from a fact ("... so the user is careful") are cut; and a
+    setting's change or a move home is said as the state it leaves (`updates.as_state`), kept with at least
+    `UPDATE_CONFIDENCE`.
 
     They run outside `_candidate` on purpose: `eval/train_durable.py` picks the decision's threshold by
     cross-validation over `_candidate`, and with these rules inside it the fewer false positives on dev let
