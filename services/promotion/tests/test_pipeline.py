@@ -6,6 +6,7 @@ import pytest
 
 from cairn_contracts.promotion import Candidate, Turn
 from cairn_promotion.compiler import DEFAULT_CONFIDENCE_THRESHOLD
+from cairn_promotion.corrections import apply_corrections
 from cairn_promotion.learned import (
     DurableModel,
     LearnedDecision,
@@ -19,7 +20,7 @@ from cairn_promotion.rewrite import self_contained
 from cairn_promotion.rules import is_reaction, is_reported_opinion, penalty_hits
 from cairn_promotion.safety import holds_secret
 from cairn_promotion.slots import slot_of
-from cairn_promotion.text import QUOTE, Clause, apply_corrections, clauses, drop_long_quote
+from cairn_promotion.text import QUOTE, Clause, clauses, drop_long_quote
 
 
 @pytest.mark.parametrize(
@@ -471,13 +472,60 @@ def test_the_assistants_names_are_not_the_users() -> None:
         ),
         ("I'm sorry, I have 3 kids", "I'm sorry, I have 3 kids"),
         ("Version 2.3, sorry for the delay", "Version 2.3, sorry for the delay"),
-        (
-            "target `develop`... wait no we killed develop in jan",
-            "target `develop`... wait no we killed develop in jan",
-        ),
+        # A run of words that crosses a pause is not one value.
+        ("ftp is 245W... no wait, retested yesterday, 258W", "ftp is 258W"),
     ],
 )
 def test_a_value_corrected_in_the_same_breath_is_replaced(said: str, meant: str) -> None:
+    assert apply_corrections(said) == meant
+
+
+@pytest.mark.parametrize(
+    ("said", "meant"),
+    [
+        # The explanation names the new value: the statement keeps its subject with the new value.
+        ("minSdk is 23, wait no, we bumped it to 26 in the spring", "minSdk is 26"),
+        (
+            "Mira's pocket money is 5€ a week, actually no, we raised it to 7€ when she turned 8. She saves.",
+            "Mira's pocket money is 7€ a week. She saves.",
+        ),
+        ("my day rate is £450. actually no, I raised it in January, it's £520 now", "my day rate is £520"),
+        (
+            "I pay $165 a month for CrossFit. Actually no, it went up to $175",
+            "I pay $175 a month for CrossFit",
+        ),
+        ("like a Go 1.22 service no wait we bumped it to 1.23 last week", "like a Go 1.23 service"),
+        (
+            "retention is seven days, wait no we changed it, it's fourteen days now",
+            "retention is fourteen days",
+        ),
+        ("my son Mateo he's seven no wait he just turned eight", "my son Mateo he's eight"),
+        (
+            "Node version: 18 (wait, no, we bumped to Node 20 last month) - no semicolons",
+            "Node version: 20 - no semicolons",
+        ),
+        # ... or the one name replacing the name the statement ends on.
+        (
+            "I'm based in Lisbon no wait sorry I moved to Valencia in the fall",
+            "I'm based in Valencia",
+        ),
+        # Otherwise the statement's last clause goes and the explanation stays.
+        (
+            "target `develop`... wait no we killed develop in jan, target `main`",
+            "we killed develop in jan, target `main`",
+        ),
+        (
+            "I just moved, alerts go to #ops-alerts, actually no we renamed it to #alerts-prod",
+            "I just moved, we renamed it to #alerts-prod",
+        ),
+        ("I play violin. Actually no, I switched to cello years ago", "I switched to cello years ago"),
+        # Not a retraction.
+        ("I actually no longer drink coffee", "I actually no longer drink coffee"),
+        ("there was no wait at the clinic, great", "there was no wait at the clinic, great"),
+        ("Actually no, keep it, that's nicer", "Actually no, keep it, that's nicer"),
+    ],
+)
+def test_a_statement_taken_back_is_corrected_or_dropped(said: str, meant: str) -> None:
     assert apply_corrections(said) == meant
 
 

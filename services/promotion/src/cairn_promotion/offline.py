@@ -28,6 +28,7 @@ from cairn_promotion.asks import (
     without_unfinished_tail,
 )
 from cairn_promotion.compiler import DEFAULT_MAX_CHARS, DEFAULT_MAX_TURNS, READABLE_ROLES, recent_window
+from cairn_promotion.corrections import apply_corrections
 from cairn_promotion.hedges import is_guess, without_undecided
 from cairn_promotion.introductions import introduced_candidates
 from cairn_promotion.names import named_candidates
@@ -44,7 +45,6 @@ from cairn_promotion.text import (
     TAG_QUESTION,
     THANKED_FOR,
     Clause,
-    apply_corrections,
     clauses,
     colon_split,
     content_tokens,

@@ -1,0 +1,181 @@
+"""What the speaker corrected in the same breath: the corrected value, or the retracted statement."""
+
+import re
+
+from cairn_promotion.lexicon import STOP_WORDS
+
+NUMBER_WORDS = frozenset(
+    "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred".split()
+)
+_CALENDAR = frozenset(
+    "January February March April May June July August September October November December Jan Feb Mar Apr "
+    "Jun Jul Aug Sep Sept Oct Nov Dec Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
+)
+
+# A value corrected mid-sentence: "due jun 30 - sorry, jul 30", "eks in us-east-2... wait no eu-west-1",
+# "contrib is 10%... wait 12% since the raise". Only the corrected value is a fact; keeping the sentence as
+# typed would keep both values, or split it at the "..." and lose the subject of the right one.
+_CORRECTION = re.compile(
+    r"\s*(?:\.\.\.|…|[-–—,(])?\s*\b(?:wait,?\s+no|no\s+wait|no\s+sorry|sorry|wait|i\s+mean|make\s+that|"
+    r"correction|scratch\s+that|err?|uh)\b\s*[,:-]?\s+",
+    re.IGNORECASE,
+)
+_MAX_CORRECTED_WORDS = 3
+_MAX_CORRECTIONS = 3  # a sentence rarely corrects itself more than once or twice
+
+
+# A statement taken back whole: "minSdk is 23, wait no, we bumped it to 26 in the spring", "I pay $165 a
+# month. Actually no, it went up to $175 last month". "actually no" and "scratch that" only after a pause
+# (punctuation or the start), so "I actually no longer drink" is not one; "no wait" never after a verb
+# that makes it a noun ("there was no wait").
+_RETRACTION = re.compile(
+    r"(?:(?:(?<=[.,;:!?…)(\-–—])|^)\s*(?:(?:oh|eh|hmm|um|uh)[,\s]+)?(?:actually,?\s+(?:no|scratch\s+that)"
+    r"|scratch\s+that)|(?<!\bis\s)(?<!\bwas\s)(?<!\bno\s)(?<!\bhad\s)(?<!\bwith\s)\b(?:wait,?\s+no|no,?\s+wait))"
+    r"\b(?:[,.!:;]|\s+sorry\b,?)?\s*",
+    re.IGNORECASE,
+)
+# Where a statement starts, and where the retraction's explanation ends.
+_STATEMENT_START = re.compile(r"[.!?…]+\s+|\n\s*|\s-\s+")
+_CLAUSE_START = re.compile(r",\s+")
+_EXPLANATION_END = re.compile(r"[.!?…](?=\s|$)|[;\n)]|\s-\s")
+
+
+def apply_corrections(text: str) -> str:
+    """Replace a value the speaker corrected in the same breath by its correction.
+
+    The corrected words are the longest run (up to three words) at the end of the text before the marker
+    whose shape matches the start of the text after it, word by word, and whose last word is a value: it
+    holds a digit, or both are capitalised (a name). Anything else ("sorry, I shouldn't have pasted that")
+    is left as written, unless it takes the statement back ("wait no", "actually no", "scratch that"):
+    see `_retracted`.
+    """
+    for _ in range(_MAX_CORRECTIONS):
+        markers = _CORRECTION.finditer(text)
+        fixed = next((f for m in markers if (f := _corrected(text[: m.start()], text[m.end() :]))), None)
+        if fixed is None:
+            break
+        text = fixed
+    for _ in range(_MAX_CORRECTIONS):
+        fixed = next((f for m in _RETRACTION.finditer(text) if (f := _retracted(text, m))), None)
+        if fixed is None:
+            break
+        text = fixed
+    return text
+
+
+def _retracted(text: str, marker: re.Match[str]) -> str | None:
+    """The text with the statement the marker takes back corrected, or without it.
+
+    When what follows names a value with the form of exactly one value of the sentence ("minSdk is 23,
+    wait no, we bumped it to 26 in the spring"; "he's seven no wait he just turned eight"), or the one
+    name in what follows replaces the name the statement ends on ("based in Lisbon no wait sorry I moved
+    to Valencia in the fall"), the statement stays with the new value and the explanation goes ("minSdk
+    is 26"): it keeps the statement's subject, which the explanation ("it") has lost. Otherwise the
+    statement's clause goes and what follows stays. None when nothing precedes the marker in the text (a
+    retraction opening a turn takes back something this text does not hold).
+    """
+    before = text[: marker.start()].rstrip(" .…,;:-–—(")
+    starts = [m.end() for m in _STATEMENT_START.finditer(before)]
+    start = starts[-1] if starts else 0
+    words = before[start:].split()
+    if not words:
+        return None
+    after = text[marker.end() :]
+    end = _EXPLANATION_END.search(after)
+    explanation = after[: end.start()] if end else after
+    fixed = _with_new_value(words, explanation.split())
+    if fixed is not None:
+        rest = after[len(explanation) :]
+        if text[: marker.start()].rstrip().endswith("(") and rest.startswith(")"):
+            rest = rest[1:]  # "Node version: 18 (wait, no, we bumped to Node 20)"
+        return text[:start] + " ".join(fixed) + rest
+    # Only the clause after the sentence's last comma is taken back: "I'm a freelance illustrator and I
+    # just moved, I'm based in X, no wait ..." keeps what came before it.
+    clause_starts = [m.end() for m in _CLAUSE_START.finditer(before, start)]
+    cut = clause_starts[-1] if clause_starts else start
+    return text[:cut] + after if cut else after.strip()
+
+
+def _with_new_value(words: list[str], explanation: list[str]) -> list[str] | None:
+    bare = [_unquoted(w) for w in words]
+    new = next((_unquoted(w) for w in explanation if _value_form(w)), None)
+    if new is not None:
+        same = [i for i, w in enumerate(bare) if _value_form(w) == _value_form(new)]
+        if len(same) == 1 and bare[same[0]].lower() != new.lower():
+            return _replaced(words, same[0], new)
+        return None
+    names = [_unquoted(w) for w in explanation[1:] if _is_name(_unquoted(w))]
+    if len(names) == 1 and len(words) > 1 and _is_name(bare[-1]) and bare[-1] != names[0]:
+        return _replaced(words, len(words) - 1, names[0])
+    return None
+
+
+def _replaced(words: list[str], i: int, new: str) -> list[str]:
+    word = words[i]
+    return [*words[:i], new + word[len(word.rstrip(",.;:)")) :], *words[i + 1 :]]
+
+
+def _value_form(word: str) -> str:
+    """A value's form ("d%", "d.d", "n" for a number word), or "" for a word that is no value."""
+    bare = _unquoted(word).lower()
+    if bare in NUMBER_WORDS:
+        return "n"
+    return _digit_form(bare) if _shape(bare) == "digit" else ""
+
+
+def _is_name(word: str) -> bool:
+    return word[:1].isupper() and word != "I" and word.lower() not in STOP_WORDS and word not in _CALENDAR
+
+
+def _corrected(before: str, after: str) -> str | None:
+    left, right = before.split(), after.split()
+    for k in range(min(_MAX_CORRECTED_WORDS, len(left), len(right)), 0, -1):
+        if any(w.endswith((",", ";")) for w in right[: k - 1]):
+            continue  # the run crosses a pause: "ftp is 245W... no wait, retested yesterday, 258W"
+        old, new = left[-k:], [w.rstrip(",.;)") for w in right[:k]]
+        if all(_shape(a) == _shape(b) for a, b in zip(old, new, strict=True)) and _is_value(old, new):
+            trail = right[k - 1][len(new[-1]) :]  # the punctuation after the new value stays
+            rest = " ".join(right[k:])
+            return " ".join([*left[:-k], *new]) + trail + (f" {rest}" if rest else "")
+    return _corrected_earlier_value(left, right)
+
+
+def _corrected_earlier_value(left: list[str], right: list[str]) -> str | None:
+    # "requires 80% test coverage on services, sorry, 85%": the correction ends the sentence and one earlier
+    # word has its exact form (digits aside), so that is the value it replaces.
+    if len(right) != 1 or _shape(right[0]) != "digit":
+        return None
+    new = right[0].rstrip(",.;)!")
+    form = _digit_form(new)
+    same_form = [i for i, word in enumerate(left) if _digit_form(word.rstrip(",.;)")) == form]
+    if len(same_form) != 1 or not _is_value([left[same_form[0]]], [new]):
+        return None
+    i = same_form[0]
+    word = left[i]
+    fixed = [*left[:i], new + word[len(word.rstrip(",.;)")) :], *left[i + 1 :]]
+    return " ".join(fixed).rstrip(" ,;-–—")
+
+
+def _digit_form(word: str) -> str:
+    """A value's form with its digits abstracted: "80%" and "85%" are both "d%", "02:00" is "d:d"."""
+    return re.sub(r"\d+", "d", _unquoted(word))
+
+
+def _unquoted(word: str) -> str:
+    return word.strip(",.;:()`'\"")
+
+
+def _shape(word: str) -> str:
+    return "digit" if any(ch.isdigit() for ch in _unquoted(word)) else "word"
+
+
+def _is_value(old: list[str], new: list[str]) -> bool:
+    # A different number, date, version or identifier, or a different name ("Tom, I mean Tim"); never a
+    # pronoun ("I'm sorry, I have ...").
+    if [_unquoted(w).lower() for w in old] == [_unquoted(w).lower() for w in new]:
+        return False
+    if any(_shape(w) == "digit" for w in new):
+        return True
+    a, b = _unquoted(old[-1]), _unquoted(new[-1])
+    return a[:1].isupper() and b[:1].isupper() and a.lower() not in STOP_WORDS and b.lower() not in STOP_WORDS
