@@ -139,6 +139,12 @@ def test_time_bound_facts_are_dated_only_when_the_turn_has_a_date() -> None:
         # URI alone had been promoted by a retrained decision.
         "Postgresql://app_admin:Tr0ub4dor&3@staging-db.internal:5432/orders",
         "REDIS_URL=redis://:hunter2@cache:6379/0",
+        # A Wi-Fi key, and a password named in the user's other language.
+        "wifi PSK for the warehouse SSID is Pallet!Jack2024, put that in the config",
+        "the WPA2 key is marmalade-sky-19",
+        "the network key on the router sticker is 4Xb9-77Qe",
+        "das Passwort ist Sommer2024!",
+        "la contraseña del router es gato-azul-7",
     ],
 )
 def test_credential_shapes_are_secrets(text: str) -> None:
@@ -161,6 +167,8 @@ def test_credential_shapes_are_secrets(text: str) -> None:
         # A URI names a user or a port, but no password.
         "The DSN is postgres://app@db.internal:5432/orders",
         "The registry is at https://registry.example.com:8443/v2",
+        "The office wifi network is called Guest-5G",
+        "The network team owns the firewalls",
     ],
 )
 def test_ordinary_facts_are_not_secrets(text: str) -> None:
@@ -527,6 +535,51 @@ def test_a_value_corrected_in_the_same_breath_is_replaced(said: str, meant: str)
 )
 def test_a_statement_taken_back_is_corrected_or_dropped(said: str, meant: str) -> None:
     assert apply_corrections(said) == meant
+
+
+def _user_clauses(*said: str) -> list[str]:
+    turns = []
+    for text in said:
+        turns += [Turn(role="user", content=text), Turn(role="assistant", content="Okay.")]
+    return [clause.text for clause, _ in session_clauses(turns) if clause.role == "user"]
+
+
+@pytest.mark.parametrize(
+    ("said", "clauses"),
+    [
+        # The update names its thing by a pronoun: the fact takes the new value and the update goes.
+        (
+            ["my day rate is £450", "I raised it in January, it's £520 now"],
+            ["my day rate is £520"],
+        ),
+        (
+            ["quarterly prepayments are €2,300 each. the Finanzamt raised them to €2,650 from Q3"],
+            ["quarterly prepayments are €2,650 each."],
+        ),
+        (
+            ["I give £50 a month to the RNLI", "I increased that to £60 last April"],
+            ["I give £60 a month to the RNLI"],
+        ),
+        # The update names its thing: both stay, the fact with the new value.
+        (
+            ["the standup is at 9:30", "we moved the standup to 10:00 starting monday"],
+            ["the standup is at 10:00", "we moved the standup to 10:00 starting monday"],
+        ),
+        # No earlier value of the same form, or more than one: left as said.
+        (
+            ["the memory limit is 512Mi", "I bumped the memory limit to 1Gi"],
+            ["the memory limit is 512Mi", "I bumped the memory limit to 1Gi"],
+        ),
+        (
+            ["we have 3 clusters with 12 nodes", "we bumped it to 14"],
+            ["we have 3 clusters with 12 nodes", "we bumped it to 14"],
+        ),
+    ],
+)
+def test_a_value_updated_later_in_the_session_is_carried_into_the_fact(
+    said: list[str], clauses: list[str]
+) -> None:
+    assert _user_clauses(*said) == clauses
 
 
 def test_only_the_corrected_value_is_promoted() -> None:

@@ -1,8 +1,11 @@
 """What the speaker corrected in the same breath: the corrected value, or the retracted statement."""
 
 import re
+from dataclasses import replace
+from typing import TypeVar
 
 from cairn_promotion.lexicon import STOP_WORDS
+from cairn_promotion.text import Clause
 
 NUMBER_WORDS = frozenset(
     "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
@@ -179,3 +182,60 @@ def _is_value(old: list[str], new: list[str]) -> bool:
         return True
     a, b = _unquoted(old[-1]), _unquoted(new[-1])
     return a[:1].isupper() and b[:1].isupper() and a.lower() not in STOP_WORDS and b.lower() not in STOP_WORDS
+
+
+# A value changed later in the session, told about the value rather than restating the fact: "my day rate
+# is £450" ... "actually no, I raised it in January, it's £520 now"; "quarterly prepayments are €2,300
+# each. oh wait, the Finanzamt raised them to €2,650 from Q3". The fact keeps its words with the new value.
+_UPDATE_VERB = (
+    r"(?:raised|bumped|moved|changed|switched|upgraded|increased|lowered|cut|dropped|reduced|revised|"
+    r"pushed|extended|upped|went\s+up|went\s+down)"
+)
+_UPDATE = re.compile(
+    rf"\b{_UPDATE_VERB}\b(?:\s+\S+){{0,4}}?\s+to\s+(\S*\d\S*)|\bit(?:'s|’s|\s+is)\s+(\S*\d\S*)\s+now\b",
+    re.IGNORECASE,
+)
+# Only the value is news when the update's thing is a pronoun: "raised it to", "it went up to", "it's X now".
+_ABOUT_A_PRONOUN = re.compile(
+    rf"\b{_UPDATE_VERB}\s+(?:it|them|that|this)\b|\b(?:it|that|this)\s+{_UPDATE_VERB}\b|\bit(?:'s|’s|\s+is)\s+\S*\d",
+    re.IGNORECASE,
+)
+T = TypeVar("T")
+_LOOK_BACK = 6  # clauses: an update answers something said a turn or two before
+
+
+def carry_updates(clauses: list[tuple[Clause, T]]) -> list[tuple[Clause, T]]:
+    """The session's user clauses with a value a later clause updates replaced, and that update dropped.
+
+    The stated fact is the nearest earlier user clause holding a value of the new value's form, and it
+    must hold exactly one ("£450" for "£520", "6.9%" for "7.4%", "seven" for "eight"). The update is
+    dropped only when it names its thing by a pronoun ("I raised it in January, it's £520 now"): then
+    all it says is in the fact. Anything else is left as said.
+    """
+    found = list(clauses)
+    dropped: set[int] = set()
+    for index, (clause, _) in enumerate(found):
+        match = _UPDATE.search(clause.text) if clause.role == "user" else None
+        if match is None:
+            continue
+        new = _unquoted(match.group(1) or match.group(2))
+        form = _value_form(new)
+        for earlier in range(index - 1, max(index - 1 - _LOOK_BACK, -1), -1):
+            previous, day = found[earlier]
+            if previous.role != "user" or earlier in dropped or _UPDATE.search(previous.text):
+                continue
+            values = [w for w in (_unquoted(w) for w in previous.text.split()) if _value_form(w) == form]
+            if not values:
+                continue
+            if len(values) == 1 and values[0].lower() != new.lower():
+                found[earlier] = (_with_value(previous, values[0], new), day)
+                if _ABOUT_A_PRONOUN.search(clause.text):
+                    dropped.add(index)
+            break
+    return [c for i, c in enumerate(found) if i not in dropped]
+
+
+def _with_value(clause: Clause, old: str, new: str) -> Clause:
+    token = re.compile(rf"(?<!\S){re.escape(old)}(?=[\s,.;:)!?]|$)")
+    fields = {name: token.sub(new, getattr(clause, name), count=1) for name in ("text", "raw", "said")}
+    return replace(clause, **fields)

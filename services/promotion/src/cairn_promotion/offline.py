@@ -28,7 +28,7 @@ from cairn_promotion.asks import (
     without_unfinished_tail,
 )
 from cairn_promotion.compiler import DEFAULT_MAX_CHARS, DEFAULT_MAX_TURNS, READABLE_ROLES, recent_window
-from cairn_promotion.corrections import apply_corrections
+from cairn_promotion.corrections import apply_corrections, carry_updates
 from cairn_promotion.hedges import is_guess, without_undecided
 from cairn_promotion.introductions import introduced_candidates
 from cairn_promotion.names import named_candidates
@@ -179,7 +179,7 @@ def session_clauses(turns: Sequence[Turn]) -> list[tuple[Clause, date | None]]:
         referents.new_turn()
         for position, clause in enumerate(_turn_clauses(turn.content, role, confirmed, referents)):
             found.append((Clause(**{**clause.__dict__, "turn_index": index, "position": position}), day))
-    return found
+    return carry_updates(found)
 
 
 def _confirmed_by_next_user_turn(turns: Sequence[Turn], index: int) -> bool:

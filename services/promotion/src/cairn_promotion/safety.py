@@ -58,6 +58,10 @@ _SECRET = re.compile(
     r"\b(?:password|passwd|passphrase|pass\s*code|api[-_\s]?key|secret(?:\s+key)?|private\s+key|"
     r"seed\s+phrase|access\s+token|auth\s+token|bearer\s+token|pin\s+code|ssh\s+key|cvv|iban|bank\s+account|"
     r"routing\s+number|"
+    # A Wi-Fi network's key (an in-style writer's warehouse SSID, instyle_v14.json), and the word for
+    # password in the other languages users switch to.
+    r"psk|pre[-\s]?shared\s+key|(?:wpa2?|wpa3|wifi|wi-fi|wlan|wireless|network)\s+key|"
+    r"passwort|kennwort|contrase[ñn]a|mot\s+de\s+passe|senha|wachtwoord|has[łl]o|parola\s+d'ordine|"
     # Typed in a hurry: "portal pw is Tulip!2024", "wifi pass: ...", "root pwd".
     r"pwd?|p/w|pword|(?:wifi|wi-fi|portal|login|admin|root|router|account|email|vpn)\s+pass|"
     # Said aloud: "the grafana admin login is admin slash Tr0ub4dor-77", "creds are ...".
