@@ -237,5 +237,9 @@ def carry_updates(clauses: list[tuple[Clause, T]]) -> list[tuple[Clause, T]]:
 
 def _with_value(clause: Clause, old: str, new: str) -> Clause:
     token = re.compile(rf"(?<!\S){re.escape(old)}(?=[\s,.;:)!?]|$)")
-    fields = {name: token.sub(new, getattr(clause, name), count=1) for name in ("text", "raw", "said")}
-    return replace(clause, **fields)
+    return replace(
+        clause,
+        text=token.sub(new, clause.text, count=1),
+        raw=token.sub(new, clause.raw, count=1),
+        said=token.sub(new, clause.said, count=1),
+    )
