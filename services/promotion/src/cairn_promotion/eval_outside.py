@@ -1,0 +1,101 @@
+"""Promotion quality on the labelled sets by other writers: one line per set, strict and judged.
+
+`cairn_promotion.eval` scores one dataset; a compiler change is judged on all the sets the learned
+decision was never trained on, written by people other than the ones who tuned it (see the eval README,
+"Sessions by other writers" and the twentieth session). This prints them together, so a change is read
+against outside data in one command, with a paired 95% interval when a baseline is given:
+
+    ./task eval:outside
+    ./task eval:outside -- --artifact /tmp/m.json --baseline-artifact <shipped durable_model.json>
+"""
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cairn_promotion.eval import (
+    DEFAULT_DATASET,
+    EvalReport,
+    build_compiler,
+    evaluate,
+    load_judged,
+    paired_differences,
+)
+
+EVAL_DIR = DEFAULT_DATASET.parent
+# name -> (file in eval/, the splits scored; None = every split). instyle_v14's test half is never read.
+OUTSIDE_SETS: dict[str, tuple[str, list[str] | None]] = {
+    "heldout": ("heldout_v5.json", None),
+    **{f"v{n}": (f"train_extra_v{n}.json", None) for n in range(6, 14)},
+    "instyle-dev": ("instyle_v14.json", ["dev"]),
+    "instyle-test": ("instyle_v14.json", ["test"]),
+}
+
+
+def line(name: str, strict: EvalReport, judged: EvalReport) -> dict[str, Any]:
+    """One set's figures: strict and judged precision, recall and F1, survivors, leaks, empty rate."""
+    return {
+        "set": name,
+        "sessions": len(strict.sessions),
+        "survivors": strict.predicted_count,
+        "facts": strict.expected_count,
+        "strict": {k: round(getattr(strict, k), 3) for k in ("precision", "recall", "f1")},
+        "judged": {k: round(getattr(judged, k), 3) for k in ("precision", "recall", "f1")},
+        "unjudged_pairs": judged.unjudged,
+        "leaks": strict.leaks,
+        "empty_rate": round(strict.empty_rate, 3),
+    }
+
+
+def render_line(row: dict[str, Any]) -> str:
+    s, j = row["strict"], row["judged"]
+    return (
+        f"{row['set']:13} sessions={row['sessions']:<4} survivors={row['survivors']:<4} "
+        f"strict P {s['precision']:.3f} R {s['recall']:.3f} F1 {s['f1']:.3f}  "
+        f"judged P {j['precision']:.3f} R {j['recall']:.3f} F1 {j['f1']:.3f}  "
+        f"leaks={row['leaks']} empty_rate={row['empty_rate']:.3f} unjudged={row['unjudged_pairs']}"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry point; always exits 0: the eval observes, it never gates."""
+    parser = argparse.ArgumentParser(
+        prog="python -m cairn_promotion.eval_outside", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--sets", nargs="+", choices=list(OUTSIDE_SETS), default=list(OUTSIDE_SETS))
+    parser.add_argument("--artifact", type=Path, help="score this durable_model.json, not the shipped one")
+    parser.add_argument(
+        "--baseline-artifact", type=Path, help="also score this model; print paired differences"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON list, one object per set")
+    args = parser.parse_args(argv)
+    judged = load_judged()
+    compiler = build_compiler("auto", args.artifact)
+    baseline = build_compiler("auto", args.baseline_artifact) if args.baseline_artifact else None
+    rows = []
+    for name in args.sets:
+        path, splits = OUTSIDE_SETS[name]
+        strict = evaluate(EVAL_DIR / path, compiler=compiler, splits=splits)
+        with_verdicts = evaluate(EVAL_DIR / path, compiler=compiler, splits=splits, judged=judged)
+        row = line(name, strict, with_verdicts)
+        if baseline is not None:
+            other = evaluate(EVAL_DIR / path, compiler=baseline, splits=splits, judged=judged)
+            row["minus_baseline_judged"] = paired_differences(with_verdicts, other)
+        rows.append(row)
+        if not args.json:
+            print(render_line(row), flush=True)
+            if "minus_baseline_judged" in row:
+                diff = row["minus_baseline_judged"]
+                print(
+                    "              minus baseline (judged, paired 95% CI): "
+                    + "  ".join(f"{k} {v['difference']:+.3f} {v['ci95']}" for k, v in diff.items())
+                )
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,37 @@
+"""`eval_outside`: every set by other writers, one line each, the same figures the eval gives alone."""
+
+import json
+
+import pytest
+
+from cairn_promotion.eval import build_compiler, evaluate, load_judged
+from cairn_promotion.eval_outside import EVAL_DIR, OUTSIDE_SETS, main
+
+
+def test_every_outside_set_is_in_the_repository() -> None:
+    for path, _ in OUTSIDE_SETS.values():
+        assert (EVAL_DIR / path).is_file(), path
+
+
+def test_a_set_reads_as_the_eval_scores_it_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--sets", "instyle-test", "--json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)
+    shipped = build_compiler("auto")
+    alone = evaluate(EVAL_DIR / "instyle_v14.json", compiler=shipped, splits=["test"])
+    judged = evaluate(EVAL_DIR / "instyle_v14.json", compiler=shipped, splits=["test"], judged=load_judged())
+    assert row["set"] == "instyle-test"
+    assert row["sessions"] == len(alone.sessions) == 180
+    assert row["strict"]["precision"] == round(alone.precision, 3)
+    assert row["judged"]["recall"] == round(judged.recall, 3)
+    assert row["judged"]["recall"] >= row["strict"]["recall"]  # a verdict adds matches, never removes one
+    assert row["leaks"] == alone.leaks
+
+
+def test_a_baseline_adds_paired_differences(capsys: pytest.CaptureFixture[str]) -> None:
+    shipped = EVAL_DIR.parent / "src" / "cairn_promotion" / "durable_model.json"
+    assert main(["--sets", "heldout", "--baseline-artifact", str(shipped)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("heldout ")
+    # The same model on both sides: every difference and its interval are zero.
+    assert "precision +0.000 [0.0, 0.0]" in out
+    assert "f1 +0.000 [0.0, 0.0]" in out
