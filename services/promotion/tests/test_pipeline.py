@@ -6,7 +6,7 @@ import pytest
 
 from cairn_contracts.promotion import Candidate, Turn
 from cairn_promotion.compiler import DEFAULT_CONFIDENCE_THRESHOLD
-from cairn_promotion.corrections import apply_corrections
+from cairn_promotion.corrections import apply_corrections, carry_updates
 from cairn_promotion.learned import (
     DurableModel,
     LearnedDecision,
@@ -541,7 +541,8 @@ def _user_clauses(*said: str) -> list[str]:
     turns = []
     for text in said:
         turns += [Turn(role="user", content=text), Turn(role="assistant", content="Okay.")]
-    return [clause.text for clause, _ in session_clauses(turns) if clause.role == "user"]
+    read = carry_updates(session_clauses(turns))
+    return [clause.said or clause.text for clause, _ in read if clause.role == "user"]
 
 
 @pytest.mark.parametrize(
@@ -580,6 +581,20 @@ def test_a_value_updated_later_in_the_session_is_carried_into_the_fact(
     said: list[str], clauses: list[str]
 ) -> None:
     assert _user_clauses(*said) == clauses
+
+
+def test_the_decision_reads_an_updated_clause_as_said_and_the_memory_says_the_new_value() -> None:
+    turns = [
+        Turn(role="user", content="my day rate is £450"),
+        Turn(role="assistant", content="Okay."),
+        Turn(role="user", content="I raised it in January, it's £520 now"),
+    ]
+    # What the learned decision reads and was trained on is unchanged by the update ...
+    assert [c.text for c, _ in session_clauses(turns)][0] == "my day rate is £450"
+    # ... and the memory promoted says the new value, once.
+    texts = [c.text for c in OfflineCompiler().extract(turns)]
+    assert any("£520" in t for t in texts)
+    assert not any("£450" in t for t in texts)
 
 
 def test_only_the_corrected_value_is_promoted() -> None:

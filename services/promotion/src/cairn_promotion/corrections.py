@@ -205,7 +205,8 @@ _LOOK_BACK = 6  # clauses: an update answers something said a turn or two before
 
 
 def carry_updates(clauses: list[tuple[Clause, T]]) -> list[tuple[Clause, T]]:
-    """The session's user clauses with a value a later clause updates replaced, and that update dropped.
+    """The session's clauses with the memory of a value a later clause updates saying the new value (`said`),
+    and that update dropped.
 
     The stated fact is the nearest earlier user clause holding a value of the new value's form, and it
     must hold exactly one ("£450" for "£520", "6.9%" for "7.4%", "seven" for "eight"). The update is
@@ -224,7 +225,8 @@ def carry_updates(clauses: list[tuple[Clause, T]]) -> list[tuple[Clause, T]]:
             previous, day = found[earlier]
             if previous.role != "user" or earlier in dropped or _UPDATE.search(previous.text):
                 continue
-            values = [w for w in (_unquoted(w) for w in previous.text.split()) if _value_form(w) == form]
+            said = (previous.said or previous.text).split()
+            values = [w for w in (_unquoted(w) for w in said) if _value_form(w) == form]
             if not values:
                 continue
             if len(values) == 1 and values[0].lower() != new.lower():
@@ -237,9 +239,5 @@ def carry_updates(clauses: list[tuple[Clause, T]]) -> list[tuple[Clause, T]]:
 
 def _with_value(clause: Clause, old: str, new: str) -> Clause:
     token = re.compile(rf"(?<!\S){re.escape(old)}(?=[\s,.;:)!?]|$)")
-    return replace(
-        clause,
-        text=token.sub(new, clause.text, count=1),
-        raw=token.sub(new, clause.raw, count=1),
-        said=token.sub(new, clause.said, count=1),
-    )
+    # Only what the memory says: the decision has read the clause as said.
+    return replace(clause, said=token.sub(new, clause.said or clause.text, count=1))

@@ -147,8 +147,11 @@ class OfflineCompiler:
         window = recent_window(turns, self.max_turns, self.max_chars)
         found = session_clauses(window)
         decided = self.decision.decide([c for c, _ in found]) if found else []
+        # After the decision, which reads each clause as said (as it was trained): the memory of a value
+        # updated later in the session says the new value.
+        read = carry_updates([(c, (day, v)) for (c, day), v in zip(found, decided, strict=True)])
         candidates = []
-        for (clause, day), verdict in zip(found, decided, strict=True):
+        for clause, (day, verdict) in read:
             if verdict is not None and (candidate := _candidate(clause, verdict, day)) is not None:
                 if (memory := as_memory(candidate)) is not None:
                     candidates.append(memory)
@@ -179,7 +182,7 @@ def session_clauses(turns: Sequence[Turn]) -> list[tuple[Clause, date | None]]:
         referents.new_turn()
         for position, clause in enumerate(_turn_clauses(turn.content, role, confirmed, referents)):
             found.append((Clause(**{**clause.__dict__, "turn_index": index, "position": position}), day))
-    return carry_updates(found)
+    return found
 
 
 def _confirmed_by_next_user_turn(turns: Sequence[Turn], index: int) -> bool:
