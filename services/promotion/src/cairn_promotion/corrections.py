@@ -1,4 +1,6 @@
-"""What the speaker corrected in the same breath: the corrected value, or the retracted statement."""
+"""What the speaker corrected or updated: a value corrected in the same breath (`apply_corrections`), a
+statement taken back ("wait no, ...", same function), and a value updated later in the session
+(`carry_updates`)."""
 
 import re
 from dataclasses import replace
