@@ -16,7 +16,7 @@ from cairn_promotion.learned import (
 )
 from cairn_promotion.names import named_relations
 from cairn_promotion.offline import OfflineCompiler, _candidate, latest_per_slot, session_clauses
-from cairn_promotion.rewrite import self_contained
+from cairn_promotion.rewrite import is_household, self_contained
 from cairn_promotion.rules import is_reaction, is_reported_opinion, penalty_hits
 from cairn_promotion.safety import holds_secret
 from cairn_promotion.slots import slot_of
@@ -839,3 +839,24 @@ def test_a_plural_after_i_is_not_a_second_verb() -> None:
 )
 def test_praise_with_a_fact_is_not_a_verdict(said: str) -> None:
     assert not is_reaction(said)
+
+
+@pytest.mark.parametrize(
+    ("user_turns", "household"),
+    [
+        (["my wife and I finally moved", "we moved from Leeds to Utrecht in the summer"], True),
+        (["our cat Mochi is 11", "we also have Tofu, he's 3"], True),
+        # One workplace word anywhere keeps "we" a team: a restaurant's "we" is its staff.
+        (["my husband and I run a restaurant", "we're closed Sundays and Mondays"], False),
+        (["my kids are 4 and 6", "we deploy on Tuesdays"], False),
+        (["we moved from Ghent in the summer"], False),  # nothing says home: "we" stays a team
+    ],
+)
+def test_a_session_about_home_life_is_a_household(user_turns: list[str], household: bool) -> None:
+    assert is_household(user_turns) is household
+
+
+def test_a_households_we_is_the_user_and_a_teams_we_is_the_team() -> None:
+    said = "we moved from Ghent in the summer"
+    assert self_contained(said, "user", None, household=True) == "The user moved from Ghent in the summer"
+    assert self_contained(said, "user", None) == "The user's team moved from Ghent in the summer"

@@ -34,7 +34,7 @@ from cairn_promotion.introductions import introduced_candidates
 from cairn_promotion.names import named_candidates
 from cairn_promotion.pasted import is_pasted_output
 from cairn_promotion.referents import Referents, points_back
-from cairn_promotion.rewrite import self_contained, undated
+from cairn_promotion.rewrite import is_household, self_contained, undated
 from cairn_promotion.rules import is_question, is_reaction, is_reported_opinion, rule_score
 from cairn_promotion.safety import holds_secret, is_instruction_like, turn_is_tainted
 from cairn_promotion.slots import slot_of
@@ -150,9 +150,10 @@ class OfflineCompiler:
         # After the decision, which reads each clause as said (as it was trained): the memory of a value
         # updated later in the session says the new value.
         read = carry_updates([(c, (day, v)) for (c, day), v in zip(found, decided, strict=True)])
+        household = is_household([c.raw for c, _ in found if c.role == "user"])
         candidates = []
         for clause, (day, verdict) in read:
-            if verdict is not None and (candidate := _candidate(clause, verdict, day)) is not None:
+            if verdict is not None and (candidate := _candidate(clause, verdict, day, household)) is not None:
                 if (memory := as_memory(candidate)) is not None:
                     candidates.append(memory)
             if clause.role == "user":  # in reading order, so a later name takes the slot
@@ -221,7 +222,9 @@ def _sentence_clauses(sentence: str, role: str, confirmed: bool, referents: Refe
     return found
 
 
-def _candidate(clause: Clause, verdict: tuple[float, list[str]], day: date | None) -> Candidate | None:
+def _candidate(
+    clause: Clause, verdict: tuple[float, list[str]], day: date | None, household: bool = False
+) -> Candidate | None:
     confidence, tags = verdict
     if clause.role == "assistant" and not (clause.confirmed and _SPEAKS_FOR_THE_USER.match(clause.text)):
         return None  # the assistant's own words are context; only what the user agreed to is a memory
@@ -235,7 +238,7 @@ def _candidate(clause: Clause, verdict: tuple[float, list[str]], day: date | Non
         return None
     if stated != words and len(stated.split()) < 3:
         return None  # "quick q, how do I ...?" is a question with a prefix, not a statement
-    text = self_contained(stated, clause.role, day)
+    text = self_contained(stated, clause.role, day, household)
     if not content_tokens(text) or is_instruction_like(text) or holds_secret(text):
         return None  # "let's do that": the referent is elsewhere, so the memory would be meaningless
     # A compiled memory is never certain (only what someone asked to remember is): 0.996 must not round to 1.

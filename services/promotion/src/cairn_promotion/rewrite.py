@@ -102,6 +102,30 @@ _WE_FAMILY = re.compile(
     r"adopted|married|wedding|children|moved to|drive)\b",
     re.IGNORECASE,
 )
+# A session about home life, with no workplace in it: its "we" is the user and the people they live with
+# ("we moved from Ghent in the summer", "we also have Tofu"), never a team. One workplace word anywhere in
+# the session's user turns keeps "we" a team: a restaurant's or a school's "we" is its staff.
+_HOME = re.compile(
+    r"\b(?:wife|husband|partner|girlfriend|boyfriend|fianc[eé]e?|kids?|children|son|daughter|bab(?:y|ies)|twins|"
+    r"toddler|mum|mom|mother|dad|father|parents|grandma|grandmother|grandpa|grandfather|flat|flatmate|"
+    r"apartment|landlord|cats?|dogs?|pupp(?:y|ies)|kittens?|pets?|nanny|neighbou?rs?)\b",
+    re.IGNORECASE,
+)
+_WORKPLACE = re.compile(
+    r"\b(?:team|teams|colleagues?|co-?workers?|company|startup|studio|agency|firm|office|clients?|customers?|"
+    r"staff|employees?|store|shop|restaurant|kitchen|clinic|practice|school|class|students?|lab|farm|business|"
+    r"repo|repos|deploy\w*|prod|production|staging|cluster|servers?|services?|api|database|db|codebase|sprint|"
+    r"manager|boss|project|product|app|stack|pipeline|release|ticket|on-?call)\b",
+    re.IGNORECASE,
+)
+
+
+def is_household(user_turns: list[str]) -> bool:
+    """Whether a session's user turns talk about home life and never about a workplace."""
+    text = "\n".join(user_turns)
+    return bool(_HOME.search(text)) and not _WORKPLACE.search(text)
+
+
 _PAST_IRREGULAR = frozenset(
     "broke went got saw had made took bought sold left met ran came gave found began wrote read lost won paid "
     "spent told said felt kept thought grew knew became drove flew fell chose forgot heard held built sent "
@@ -127,7 +151,7 @@ _MID_REWRITES = _rewrites(
 )
 
 
-def normalise(text: str, role: str = "user") -> str:
+def normalise(text: str, role: str = "user", household: bool = False) -> str:
     """Rewrite a first-person statement as a stand-alone third-person fact, when that is cheap.
 
     "I prefer dark mode" becomes "The user prefers dark mode"; "my name is Dana" becomes "The user's
@@ -136,6 +160,7 @@ def normalise(text: str, role: str = "user") -> str:
     Args:
         text: One clause.
         role: The speaker; user and fact turns speak for the user, the assistant speaks to them.
+        household: The session is about the user's home life (`is_household`): its "we" is the user.
 
     Returns:
         The normalised clause.
@@ -152,7 +177,7 @@ def normalise(text: str, role: str = "user") -> str:
         text = _AGREEMENT.sub(lambda m: f"{m.group(1)}{_third_person(m.group(2).lower())}", text)
         # After the agreement: "me" is an object, so "give me vim keybindings" must not become "vims".
         text = _ME.sub("the user", text)
-        text = _rewrite_we(text)
+        text = _rewrite_we(text, household)
         text = re.sub(r"\byou(?:'re| are)\b", "the assistant is", text, flags=re.IGNORECASE)
         # "you've saved my Sunday", "you were right": the contraction or the plural verb agrees with "the assistant".
         text = _YOU_CONTRACTED.sub(
@@ -244,18 +269,19 @@ _COMMON_LEADS = frozenset(
 )
 
 
-def self_contained(text: str, role: str = "user", day: date | None = None) -> str:
+def self_contained(text: str, role: str = "user", day: date | None = None, household: bool = False) -> str:
     """A clause as a memory that reads on its own: third person, and dated when time-bound.
 
     Args:
         text: One clause.
         role: The speaker.
         day: The date the turn was written, if known.
+        household: The session is about the user's home life (`is_household`): its "we" is the user.
 
     Returns:
         The rewritten fact, e.g. "On 2026-04-02, the user is flying to Singapore on 18 April".
     """
-    fact = normalise(text, role)
+    fact = normalise(text, role, household)
     if day is not None and is_time_bound(fact):
         first, _, rest = fact.partition(" ")
         lead = first.lower() if first.lower() in _COMMON_LEADS else first
@@ -322,13 +348,13 @@ def _assistant_verb(match: re.Match[str]) -> str:
     return f"the assistant {_third_person(verb.lower())}"
 
 
-def _rewrite_we(text: str) -> str:
+def _rewrite_we(text: str, household: bool = False) -> str:
     # "We use pnpm" -> "The user's team uses pnpm"; a household "we" is the user: "we have two cats" -> "The user
     # has two cats" (as a person would write it; "the user's family" would be one more word to mismatch).
     match = _WE_HEAD.match(text)
     if not match:
         return text
-    who = "The user" if _WE_FAMILY.search(text) else "The user's team"
+    who = "The user" if household or _WE_FAMILY.search(text) else "The user's team"
     aux = match.group(0).strip().lower()
     rest = text[match.end() :]
     if aux in ("we're", "we are"):
