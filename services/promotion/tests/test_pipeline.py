@@ -537,6 +537,32 @@ def test_a_statement_taken_back_is_corrected_or_dropped(said: str, meant: str) -
     assert apply_corrections(said) == meant
 
 
+def test_dictated_speech_keeps_what_follows_a_retraction() -> None:
+    said = (
+        "I'm on a Go 1.22 service no wait we bumped it to 1.23 last month and it talks to Postgres 16 and "
+        "right now the tests fail"
+    )
+    assert apply_corrections(said) == (
+        "I'm on a Go 1.23 service and it talks to Postgres 16 and right now the tests fail"
+    )
+
+
+def test_a_marker_reads_only_the_words_beside_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A turn of thousands of markers must cost each one a window, not a split of the whole turn (it had
+    # taken seconds per 100 KiB turn). Counted, not timed: no marker may split the turn.
+    from cairn_promotion import corrections
+
+    splits = []
+    real = corrections._corrected_earlier_value
+    monkeypatch.setattr(
+        corrections, "_corrected_earlier_value", lambda left, right: splits.append(1) or real(left, right)
+    )
+    said = "no wait " * 12_000
+    meant = apply_corrections(said)
+    assert said.strip().endswith(meant)  # each pass takes back what precedes a marker, nothing else
+    assert len(splits) <= 1  # only a marker whose correction ends the text splits what precedes it
+
+
 def _user_clauses(*said: str) -> list[str]:
     turns = []
     for text in said:

@@ -27,6 +27,7 @@ _CORRECTION = re.compile(
     re.IGNORECASE,
 )
 _MAX_CORRECTED_WORDS = 3
+_WINDOW = 300  # characters read on each side of a marker
 _MAX_CORRECTIONS = 3  # a sentence rarely corrects itself more than once or twice
 
 
@@ -43,6 +44,7 @@ _RETRACTION = re.compile(
 # Where a statement starts, and where the retraction's explanation ends.
 _STATEMENT_START = re.compile(r"[.!?…]+\s+|\n\s*|\s-\s+")
 _CLAUSE_START = re.compile(r",\s+")
+_PAUSE = re.compile(r",\s|\s(?:and|but|so|anyway)\s")
 _EXPLANATION_END = re.compile(r"[.!?…](?=\s|$)|[;\n)]|\s-\s")
 
 
@@ -56,8 +58,7 @@ def apply_corrections(text: str) -> str:
     see `_retracted`.
     """
     for _ in range(_MAX_CORRECTIONS):
-        markers = _CORRECTION.finditer(text)
-        fixed = next((f for m in markers if (f := _corrected(text[: m.start()], text[m.end() :]))), None)
+        fixed = next((f for m in _CORRECTION.finditer(text) if (f := _corrected(text, m))), None)
         if fixed is None:
             break
         text = fixed
@@ -80,26 +81,41 @@ def _retracted(text: str, marker: re.Match[str]) -> str | None:
     statement's clause goes and what follows stays. None when nothing precedes the marker in the text (a
     retraction opening a turn takes back something this text does not hold).
     """
-    before = text[: marker.start()].rstrip(" .…,;:-–—(")
-    starts = [m.end() for m in _STATEMENT_START.finditer(before)]
-    start = starts[-1] if starts else 0
-    words = before[start:].split()
+    # The statement and the explanation are read from windows beside the marker (see `_corrected`); a
+    # statement that starts before its window may have its value replaced, but is never dropped.
+    low = max(0, marker.start() - _WINDOW)
+    before = text[low : marker.start()].rstrip(" .…,;:-–—(")
+    starts = [low + m.end() for m in _STATEMENT_START.finditer(before)]
+    start = starts[-1] if starts else low
+    end_of_statement = low + len(before)
+    words = text[start:end_of_statement].split()
     if not words:
         return None
-    after = text[marker.end() :]
-    end = _EXPLANATION_END.search(after)
-    explanation = after[: end.start()] if end else after
+    ahead = text[marker.end() : marker.end() + _WINDOW]
+    end = _EXPLANATION_END.search(ahead) or _pause_after_value(ahead)
+    explanation = ahead[: end.start()] if end else ahead
     fixed = _with_new_value(words, explanation.split())
     if fixed is not None:
-        rest = after[len(explanation) :]
+        rest = text[marker.end() + len(explanation) :]
         if text[: marker.start()].rstrip().endswith("(") and rest.startswith(")"):
             rest = rest[1:]  # "Node version: 18 (wait, no, we bumped to Node 20)"
         return text[:start] + " ".join(fixed) + rest
     # Only the clause after the sentence's last comma is taken back: "I'm a freelance illustrator and I
     # just moved, I'm based in X, no wait ..." keeps what came before it.
-    clause_starts = [m.end() for m in _CLAUSE_START.finditer(before, start)]
+    clause_starts = [m.end() for m in _CLAUSE_START.finditer(text, start, end_of_statement)]
+    if not clause_starts and start == low > 0:
+        return None  # where the statement starts is not in the window
     cut = clause_starts[-1] if clause_starts else start
+    after = text[marker.end() :]
     return text[:cut] + after if cut else after.strip()
+
+
+def _pause_after_value(ahead: str) -> re.Match[str] | None:
+    # Dictated speech has no full stop: "... no wait we bumped it to 1.23 last month and it talks to
+    # Postgres 16 and ...". The explanation ends at the first pause after the value it gives, not with
+    # the turn (or the window), so what is said next stays.
+    value = next((m for m in re.finditer(r"\S+", ahead) if _value_form(m.group())), None)
+    return _PAUSE.search(ahead, value.end()) if value else None
 
 
 def _with_new_value(words: list[str], explanation: list[str]) -> list[str] | None:
@@ -133,17 +149,24 @@ def _is_name(word: str) -> bool:
     return word[:1].isupper() and word != "I" and word.lower() not in STOP_WORDS and word not in _CALENDAR
 
 
-def _corrected(before: str, after: str) -> str | None:
-    left, right = before.split(), after.split()
+def _corrected(text: str, marker: re.Match[str]) -> str | None:
+    # Only the words beside the marker decide, read from a window: a turn of thousands of markers ("no
+    # wait no wait ...") must cost each one a constant, not a split of the whole turn.
+    left = text[max(0, marker.start() - _WINDOW) : marker.start()].split()[-_MAX_CORRECTED_WORDS:]
+    ahead = text[marker.end() : marker.end() + _WINDOW]
+    right = ahead.split()[: _MAX_CORRECTED_WORDS + 1]
     for k in range(min(_MAX_CORRECTED_WORDS, len(left), len(right)), 0, -1):
         if any(w.endswith((",", ";")) for w in right[: k - 1]):
             continue  # the run crosses a pause: "ftp is 245W... no wait, retested yesterday, 258W"
         old, new = left[-k:], [w.rstrip(",.;)") for w in right[:k]]
         if all(_shape(a) == _shape(b) for a, b in zip(old, new, strict=True)) and _is_value(old, new):
-            trail = right[k - 1][len(new[-1]) :]  # the punctuation after the new value stays
-            rest = " ".join(right[k:])
-            return " ".join([*left[:-k], *new]) + trail + (f" {rest}" if rest else "")
-    return _corrected_earlier_value(left, right)
+            every_left, every_right = text[: marker.start()].split(), text[marker.end() :].split()
+            trail = every_right[k - 1][len(new[-1]) :]  # the punctuation after the new value stays
+            rest = " ".join(every_right[k:])
+            return " ".join([*every_left[:-k], *new]) + trail + (f" {rest}" if rest else "")
+    if len(right) == 1 and marker.end() + _WINDOW >= len(text):  # the marker's correction ends the text
+        return _corrected_earlier_value(text[: marker.start()].split(), right)
+    return None
 
 
 def _corrected_earlier_value(left: list[str], right: list[str]) -> str | None:
