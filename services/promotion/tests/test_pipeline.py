@@ -18,9 +18,9 @@ from cairn_promotion.names import named_relations
 from cairn_promotion.offline import OfflineCompiler, _candidate, latest_per_slot, session_clauses
 from cairn_promotion.rewrite import is_household, self_contained
 from cairn_promotion.rules import is_reaction, is_reported_opinion, penalty_hits
-from cairn_promotion.safety import holds_secret
+from cairn_promotion.safety import holds_secret, turn_is_tainted
 from cairn_promotion.slots import slot_of
-from cairn_promotion.text import QUOTE, Clause, clauses, drop_long_quote
+from cairn_promotion.text import QUOTE, Clause, clauses, drop_long_quote, squeezed
 
 
 @pytest.mark.parametrize(
@@ -886,3 +886,14 @@ def test_a_households_we_is_the_user_and_a_teams_we_is_the_team() -> None:
     said = "we moved from Ghent in the summer"
     assert self_contained(said, "user", None, household=True) == "The user moved from Ghent in the summer"
     assert self_contained(said, "user", None) == "The user's team moved from Ghent in the summer"
+
+
+def test_runs_of_blank_lines_and_spaces_are_squeezed_before_any_pattern_reads_them() -> None:
+    assert squeezed("my sister  Ana\n\n\n  lives in\tPorto\n \n") == "my sister Ana\nlives in Porto"
+    # A turn of code fences is one line break per fence once stripped; squeezed, nothing is left to read.
+    assert session_clauses([Turn(role="user", content="```x```" * 3000)]) == []
+
+
+def test_a_link_beside_a_call_to_act_taints_a_turn_however_many_links_it_has() -> None:
+    assert turn_is_tainted("see http://x.io/a " * 50 + "and click here")
+    assert not turn_is_tainted("see http://x.io/a " * 50)

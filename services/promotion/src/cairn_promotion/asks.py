@@ -125,7 +125,9 @@ _APPOINTMENT = re.compile(
 # "What's 350F in celsius, baking later", "What's the capital of Australia": a question typed without its mark
 # ("What's more, ..." and "What's annoying is ..." name no thing after it).
 _UNMARKED_QUESTION = re.compile(r"^(?:what|where|who|how|when)'s (?:the|a|an|\d)", re.IGNORECASE)
-_TRAILING_JOIN = re.compile(r"[\s,;]+(?:and|or|but)\W*$", re.IGNORECASE)
+_TRAILING_JOIN = re.compile(
+    r"(?<![\s,;])[\s,;]++(?:and|or|but)\W*$", re.IGNORECASE
+)  # see rewrite._TRAILING_FILLER
 
 
 def is_courtesy(memory: str) -> bool:

@@ -21,8 +21,10 @@ _CALENDAR = frozenset(
 # A value corrected mid-sentence: "due jun 30 - sorry, jul 30", "eks in us-east-2... wait no eu-west-1",
 # "contrib is 10%... wait 12% since the raise". Only the corrected value is a fact; keeping the sentence as
 # typed would keep both values, or split it at the "..." and lose the subject of the right one.
+# Possessive, and starting where a run of spaces starts: "\s*(...)?\s*" backtracked cubically over a long
+# run of whitespace (a turn of code fences, each stripped to a newline, took minutes).
 _CORRECTION = re.compile(
-    r"\s*(?:\.\.\.|…|[-–—,(])?\s*\b(?:wait,?\s+no|no\s+wait|no\s+sorry|sorry|wait|i\s+mean|make\s+that|"
+    r"(?<!\s)\s*+(?:(?:\.\.\.|…|[-–—,(])\s*+)?\b(?:wait,?\s+no|no\s+wait|no\s+sorry|sorry|wait|i\s+mean|make\s+that|"
     r"correction|scratch\s+that|err?|uh)\b\s*[,:-]?\s+",
     re.IGNORECASE,
 )

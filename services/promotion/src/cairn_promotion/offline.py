@@ -52,6 +52,7 @@ from cairn_promotion.text import (
     informal_spellings,
     jaccard,
     sentences,
+    squeezed,
     strip_code,
     strip_remember,
 )
@@ -176,12 +177,13 @@ def session_clauses(turns: Sequence[Turn]) -> list[tuple[Clause, date | None]]:
     readable = [t for t in turns if t.role.strip().lower() in READABLE_ROLES]
     for index, turn in enumerate(readable):
         role = turn.role.strip().lower()
-        if turn_is_tainted(turn.content):
+        content = squeezed(turn.content)
+        if turn_is_tainted(content):
             continue
         confirmed = role == "assistant" and _confirmed_by_next_user_turn(readable, index)
         day = turn.at.date() if turn.at is not None else None
         referents.new_turn()
-        for position, clause in enumerate(_turn_clauses(turn.content, role, confirmed, referents)):
+        for position, clause in enumerate(_turn_clauses(content, role, confirmed, referents)):
             found.append((Clause(**{**clause.__dict__, "turn_index": index, "position": position}), day))
     return found
 

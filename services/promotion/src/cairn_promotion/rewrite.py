@@ -13,7 +13,10 @@ _MODALS = frozenset(
     {"can", "can't", "cannot", "will", "won't", "would", "should", "must", "could", "may", "might", "shall"}
 )
 _NEGATIONS = {"don't": "doesn't", "do not": "does not", "haven't": "hasn't", "have not": "has not"}
-_TRAILING_FILLER = re.compile(r"[\s,]+(?:btw|lol|haha|fyi|then|thanks|thx|ty|pls|please)\W*$", re.IGNORECASE)
+# Possessive and from where a run starts, like every pattern led by a run (see `text.squeezed`).
+_TRAILING_FILLER = re.compile(
+    r"(?<![\s,])[\s,]++(?:btw|lol|haha|fyi|then|thanks|thx|ty|pls|please)\W*$", re.IGNORECASE
+)
 # "before you hand code back" -> "before the assistant hands code back"; words that cannot be verbs stay.
 _YOU_VERB = re.compile(
     r"\byou\s+(?!(?:for|to|and|or|the|a|an|in|on|at|with|of|too|all|guys|both|know|can|can't|will|won't|"

@@ -113,8 +113,5 @@ def turn_is_tainted(content: str) -> bool:
 
 def _action_link(text: str) -> bool:
     # A link to an unknown host next to a call to act on it is how injected content asks for actions.
-    for match in _URL.finditer(text):
-        host = match.group(1) or match.group(2) or ""
-        if not _LOCAL_HOST.match(host) and _ACTION.search(text):
-            return True
-    return False
+    unknown = any(not _LOCAL_HOST.match(m.group(1) or m.group(2) or "") for m in _URL.finditer(text))
+    return unknown and bool(_ACTION.search(text))  # searched once, not once per link

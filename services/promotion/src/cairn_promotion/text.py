@@ -110,8 +110,8 @@ TAG_QUESTION = re.compile(
 )
 
 # "This is brilliant, thank you!", "It already feels calmer 😄 Thank you so much": thanks said to the assistant.
-GRATITUDE = re.compile(
-    r"[\s,.;:!-]*\b(?:thank(?:s| you)|thx)\b(?:\s+(?:so|very)\s+much|\s+a\s+(?:lot|ton))?[^\w]*$",
+GRATITUDE = re.compile(  # possessive, from where a run starts: a long run of commas had backtracked
+    r"(?<![\s,.;:!-])[\s,.;:!-]*+\b(?:thank(?:s| you)|thx)\b(?:\s+(?:so|very)\s+much|\s+a\s+(?:lot|ton))?[^\w]*$",
     re.IGNORECASE,
 )
 
@@ -125,7 +125,17 @@ THANKED_FOR = re.compile(
 
 
 def strip_code(content: str) -> str:
-    return HTML_COMMENT.sub("\n", CODE_FENCE.sub("\n", content))
+    return squeezed(HTML_COMMENT.sub("\n", CODE_FENCE.sub("\n", content)))
+
+
+def squeezed(text: str) -> str:
+    """Text with each run of blank lines one newline and each run of spaces one space.
+
+    The pipeline's patterns read words and line breaks, never how many: a long run of either made several
+    of them backtrack quadratically (a turn of code fences, each stripped to a newline, took minutes).
+    """
+    lines = (" ".join(line.split()) for line in text.splitlines())
+    return "\n".join(line for line in lines if line)
 
 
 def drop_long_quote(match: re.Match[str]) -> str:
