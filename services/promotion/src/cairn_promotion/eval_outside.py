@@ -15,14 +15,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cairn_promotion.compiler import DEFAULT_CONFIDENCE_THRESHOLD
 from cairn_promotion.eval import (
     DEFAULT_DATASET,
     EvalReport,
+    Judged,
     build_compiler,
     evaluate,
+    load_dataset,
     load_judged,
     paired_differences,
+    score_session,
 )
+from cairn_promotion.offline import OfflineCompiler
 
 EVAL_DIR = DEFAULT_DATASET.parent
 # name -> (file in eval/, the splits scored; None = every split). instyle_v14's test half is never read.
@@ -32,6 +37,25 @@ OUTSIDE_SETS: dict[str, tuple[str, list[str] | None]] = {
     "instyle-dev": ("instyle_v14.json", ["dev"]),
     "instyle-test": ("instyle_v14.json", ["test"]),
 }
+
+
+def both_matchers(
+    path: Path, splits: list[str] | None, compiler: OfflineCompiler, judged: Judged
+) -> tuple[EvalReport, EvalReport]:
+    """One set scored strict and with the verdicts, from one compile of each session (the costly part)."""
+    sessions = [s for s in load_dataset(path) if splits is None or s.split in splits]
+    compiled = [(s, compiler.extract(s.turns)) for s in sessions]
+
+    def scored(verdicts: Judged | None) -> EvalReport:
+        gate = DEFAULT_CONFIDENCE_THRESHOLD
+        return EvalReport(
+            threshold=gate,
+            sessions=[score_session(s, found, gate, verdicts) for s, found in compiled],
+            decision=compiler.decision.name,
+            matcher="strict" if verdicts is None else "strict+judged",
+        )
+
+    return scored(None), scored(judged)
 
 
 def line(name: str, strict: EvalReport, judged: EvalReport) -> dict[str, Any]:
@@ -77,8 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = []
     for name in args.sets:
         path, splits = OUTSIDE_SETS[name]
-        strict = evaluate(EVAL_DIR / path, compiler=compiler, splits=splits)
-        with_verdicts = evaluate(EVAL_DIR / path, compiler=compiler, splits=splits, judged=judged)
+        strict, with_verdicts = both_matchers(EVAL_DIR / path, splits, compiler, judged)
         row = line(name, strict, with_verdicts)
         if baseline is not None:
             other = evaluate(EVAL_DIR / path, compiler=baseline, splits=splits, judged=judged)
