@@ -32,6 +32,14 @@ from cairn_promotion.transient import is_transient
         "I have checked, and the time on the thermostat was indeed an hour adrift",
         # An absence with its end in sight (writer N).
         "Our accountant Mr Pryce is away until the end of the month",
+        # A one-off event of an account, a bill or a system (writers M, P, S, Z and the in-style dev half).
+        "Just paid an $85 PT copay",
+        "Order #558201 was charged twice",
+        "They got double billed for march",
+        "Invoice #112 is 30 days overdue",
+        "Site-to-site between the two offices keeps flapping on IPsec",
+        "Prod is throwing 500s on POST /v1/invoices",
+        "Friday's deploy broke checkout for 40 min",
     ],
 )
 def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[str], str | None]) -> None:
@@ -50,6 +58,8 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
         ("I have had asthma since childhood", "The user has had asthma since childhood"),
         ("I run for 30 minutes every morning", "The user runs for 30 minutes every morning"),
         ("my mother is fine with dogs in the house", "The user's mother is fine with dogs in the house"),
+        ("My printer keeps dropping off the wifi", "The user's printer keeps dropping off the wifi"),
+        ("I pay my rent on the 1st", "The user pays the user's rent on the 1st"),
     ],
 )
 def test_a_habit_or_a_year_stays(said: str, memory: str, memory_of: Callable[[str], str | None]) -> None:
