@@ -715,6 +715,9 @@ def test_recent_one_offs_are_transient(text: str, transient: bool) -> None:
             "my router keeps dropping wifi. it's a TP-Link Archer AX55",
             "The user's router is a TP-Link Archer AX55",
         ),
+        # Someone the user sees or has, said with "a"; a role written in capitals keeps them (writers T and O).
+        ("I see a physio twice a week; her name is Hannah", "The user's physio is named Hannah"),
+        ("My GP is Dr. Lindqvist. She is retiring in May.", "The user's GP is retiring in May"),
         (
             "should I overpay my mortgage? it's fixed at 4.29% until 2027.",
             "The user's mortgage is fixed at 4.29% until 2027",

@@ -21,7 +21,8 @@ PETS = "dog|cat|puppy|kitten|rabbit|bunny|parrot|hamster|horse|tortoise|turtle"
 # People the user deals with by role, who a later "he" or "she" can mean ("my advisor ... she wants drafts").
 ROLES = (
     "flatmate|housemate|advisor|supervisor|doctor|therapist|accountant|trainer|coach|tutor|lawyer|mentor|"
-    "neighbour|neighbor|nanny|babysitter|vet|cleaner|contractor"
+    "neighbour|neighbor|nanny|babysitter|vet|cleaner|contractor|physio|physiotherapist|dentist|psychiatrist|"
+    "dietitian|nutritionist|midwife|gp"
 )
 # Things a later "it" can mean: "my router keeps dropping wifi. it's a TP-Link Archer AX55".
 POSSESSIONS = (

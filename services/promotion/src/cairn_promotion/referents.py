@@ -20,6 +20,11 @@ _RELATION_MENTION = re.compile(rf"\bmy ({RELATION})\b", re.IGNORECASE)
 _PERSON_MENTION = re.compile(
     rf"\b(my|our)\s+({RELATION}|{PETS}|{ROLES})\b(?:,?\s+(\w[\w'’-]*(?:\s+\w[\w'’-]*)?))?", re.IGNORECASE
 )
+# "I see a physio twice a week; her name is Hannah", "we have a nanny, she ...": someone the user sees or has,
+# said with "a", is the user's own for what follows (the memory's view only).
+_A_ROLE_MENTION = re.compile(
+    rf"\b(?:I|we)\s+(?:see|saw|have|had|got|hired|found|use)\s+an?\s+(?:new\s+)?({ROLES})\b", re.IGNORECASE
+)
 # "he'd love that", "she'll drive", "he's said": the contraction is a verb of its own once the pronoun is a noun.
 _PRONOUN_CONTRACTION = re.compile(
     r"^(she|he)['’](?:(d)|(ll)|s\s+(?=(?:been|got|gotten|had|done|said|told|gone|made|taken|given|seen|started|decided|moved|stopped|"
@@ -61,7 +66,13 @@ class Referents:
         for match in _PERSON_MENTION.finditer(said):
             noun = match.group(2).lower()
             name = leading_name(match.group(3) or "")
-            _note_person(noun, f"{match.group(1).lower()} {noun}{f' {name}' if name else ''}", self._said)
+            said_noun = match.group(2) if match.group(2).isupper() else noun  # "my GP" stays "GP"
+            _note_person(
+                noun, f"{match.group(1).lower()} {said_noun}{f' {name}' if name else ''}", self._said
+            )
+        for match in _A_ROLE_MENTION.finditer(said):
+            noun = match.group(1).lower()
+            _note_person(noun, f"my {match.group(1) if match.group(1).isupper() else noun}", self._said)
         for match in _THING_MENTION.finditer(said):
             self._said["it"] = match.group(0).lower()
         return decided, said
