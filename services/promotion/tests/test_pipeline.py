@@ -20,7 +20,7 @@ from cairn_promotion.rewrite import is_household, self_contained
 from cairn_promotion.rules import is_reaction, is_reported_opinion, penalty_hits
 from cairn_promotion.safety import holds_secret, turn_is_tainted
 from cairn_promotion.slots import slot_of
-from cairn_promotion.text import QUOTE, Clause, clauses, drop_long_quote, squeezed
+from cairn_promotion.text import QUOTE, Clause, clauses, drop_long_quote, fact_parts, squeezed
 
 
 @pytest.mark.parametrize(
@@ -336,6 +336,39 @@ def test_learned_compiler_keeps_facts_and_drops_chatter(learned: LearnedDecision
     assert "The user's sister lives in Porto" in texts
     assert "The staging database runs on port 6543" in texts
     assert not any("How are you" in t or "thanks" in t.lower() for t in texts)
+
+
+@pytest.mark.parametrize(
+    ("said", "parts"),
+    [
+        # Bare-subject facts after a comma are a fact each (writers of heldout, v6, v12 and v13).
+        (
+            "Lb is haproxy on lb-01, app nodes are web-01..web-04 all on 8080",
+            ["Lb is haproxy on lb-01", "app nodes are web-01..web-04 all on 8080"],
+        ),
+        ("take-home is £3,100/month, rent is £1,250", ["take-home is £3,100/month", "rent is £1,250"]),
+        # A relative, a pointer, a name given, a subordinate and an adverb stay with their fact.
+        ("I adopted a greyhound, his name is Biscuit", ["I adopted a greyhound, his name is Biscuit"]),
+        ("the trip is in May, which is lovely", ["the trip is in May, which is lovely"]),
+        ("Android user, Pixel 8, always has been", ["Android user, Pixel 8, always has been"]),
+        (
+            "dates go along the bottom, as is the convention",
+            ["dates go along the bottom, as is the convention"],
+        ),
+        # A part too short to be a fact stays with the one before it.
+        ("Yes, rent is £1,250", ["Yes, rent is £1,250"]),
+    ],
+)
+def test_a_kept_clause_is_one_memory_per_fact(said: str, parts: list[str]) -> None:
+    assert fact_parts(said) == parts
+
+
+def test_learned_compiler_writes_one_memory_per_fact(learned: LearnedDecision) -> None:
+    # The decision reads the clause whole, as it was trained; the memories are split after it.
+    turns = [Turn(role="user", content="Prod runs on EKS in eu-west-1, node group is m6i.xlarge.")]
+    texts = [c.text for c in OfflineCompiler(learned).extract(turns) if c.confidence >= 0.6]
+    assert "Prod runs on EKS in eu-west-1" in texts
+    assert "Node group is m6i.xlarge" in texts
 
 
 def test_learned_compiler_still_obeys_the_safety_rules(learned: LearnedDecision) -> None:

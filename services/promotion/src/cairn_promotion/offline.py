@@ -14,6 +14,7 @@ dropped whole, because the "benign" sentences around an injection are usually pa
 import asyncio
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import date
 from typing import Protocol
 
@@ -49,6 +50,7 @@ from cairn_promotion.text import (
     colon_split,
     content_tokens,
     drop_long_quote,
+    fact_parts,
     informal_spellings,
     jaccard,
     sentences,
@@ -154,9 +156,16 @@ class OfflineCompiler:
         household = is_household([c.raw for c, _ in found if c.role == "user"])
         candidates = []
         for clause, (day, verdict) in read:
-            if verdict is not None and (candidate := _candidate(clause, verdict, day, household)) is not None:
-                if (memory := as_memory(candidate)) is not None:
-                    candidates.append(memory)
+            # One fact per memory: a kept clause of several bare-subject facts is a memory per fact.
+            parts = fact_parts(clause.said or clause.text) if verdict is not None else []
+            for said in parts:
+                part = clause if len(parts) == 1 else replace(clause, said=said)
+                if (
+                    verdict is not None
+                    and (candidate := _candidate(part, verdict, day, household)) is not None
+                ):
+                    if (memory := as_memory(candidate)) is not None:
+                        candidates.append(memory)
             if clause.role == "user":  # in reading order, so a later name takes the slot
                 candidates.extend(named_candidates(clause.text))
                 candidates.extend(introduced_candidates(clause.text))

@@ -47,6 +47,34 @@ CLAUSE_SPLIT = re.compile(
     r"(?:pls\s+|please\s+)?(?:suggest|recommend|help\s+me))\b)",
     re.IGNORECASE,
 )
+
+# "prod runs on GKE in us-central1, staging is a separate project", "take-home is £3,100/month, rent is £1,250":
+# a bare noun and its verb after a comma start a fact of their own. Not a relative ("which is lovely"), a
+# pointer ("this is"), a name given ("his name is"), a subordinate ("as is the convention") or an adverb before
+# the same subject's verb ("Pixel 8, always has been"). Applied to a memory after the decision (`fact_parts`), never to the clauses it reads:
+# the learned decision was trained on them whole, and retrained on the split clauses it lost on sessions
+# nobody here wrote.
+_BARE_SUBJECT = re.compile(
+    rf",\s+(?:and\s+)?(?!(?:which|who|that|this|what|there|it|(?:his|her|its|their)\s+name|{FREQUENCY}|"
+    r"also|still|just|now|only|then|as|so|if|when|because|since|though|although|unless|once)\b)"
+    r"(?=[a-z][\w-]*(?:\s+[a-z][\w-]*)?\s+(?:is|are|runs|uses|has|lives|goes|sits)\s)",
+    re.IGNORECASE,
+)
+FACT_PART_MIN_WORDS = 3
+
+
+def fact_parts(said: str) -> list[str]:
+    """A kept clause's words as one fact per part: "Lb is haproxy on lb-01, app nodes are web-01..web-04" ->
+    two. A part shorter than `FACT_PART_MIN_WORDS` stays with the part before it."""
+    parts: list[str] = []
+    for piece in _BARE_SUBJECT.split(said):
+        if parts and len(parts[-1].split()) < FACT_PART_MIN_WORDS:
+            parts[-1] = f"{parts[-1]}, {piece}"
+        else:
+            parts.append(piece)
+    return parts
+
+
 # "I'm based in Toronto and usually travel with ..." -> the second clause borrows the subject.
 SUBJECTLESS_SPLIT = re.compile(
     r",?\s+and\s+(?=(?:usually|always|never|often|typically|sometimes|also)\s)", re.I
