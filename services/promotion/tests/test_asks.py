@@ -183,6 +183,35 @@ def test_what_follows_from_a_fact_is_cut(
     assert memory_of(said) == memory
 
 
+@pytest.mark.parametrize(
+    ("said", "memory"),
+    [
+        # A remark to the assistant tagged on the end (writers of heldout, v8, v9, v10, v12 and v13).
+        ("I'm allergic to penicillin, if that matters", "The user is allergic to penicillin"),
+        (
+            "I'm allergic to penicillin, in case that matters for anything",
+            "The user is allergic to penicillin",
+        ),
+        (
+            "I use VS Code with vim keybindings, in case you ever give editor tips",
+            "The user uses VS Code with vim keybindings",
+        ),
+        ("I work night shifts, sorry if I'm slow", "The user works night shifts"),
+        (
+            "My supervisor wants a lit review draft by Friday, ugh",
+            "The user's supervisor wants a lit review draft by Friday",
+        ),
+        ("Order number is #48213 if that matters", "Order number is #48213"),
+        # "in case of" is part of the fact; too little left keeps the whole.
+        ("I carry an EpiPen in case of a reaction", "The user carries an EpiPen in case of a reaction"),
+    ],
+)
+def test_a_remark_tagged_on_a_fact_is_cut(
+    said: str, memory: str, memory_of: Callable[[str], str | None]
+) -> None:
+    assert memory_of(said) == memory
+
+
 def test_a_dated_memory_is_read_from_its_own_first_words() -> None:
     """`self_contained` dates a time-bound memory ("On 2025-02-27, the user ..."); the rules read past the date."""
 

@@ -169,6 +169,28 @@ def without_trailing_join(memory: str) -> str:
     return _TRAILING_JOIN.sub("", memory)
 
 
+# "The user is allergic to penicillin, if that matters", "retention is 14 daily + 8 weekly snapshots, in case the
+# assistant was about to suggest a forget policy", "..., sorry if the user is slow", "..., ugh": a remark to the
+# assistant about the fact, not part of it ("carries an EpiPen in case of a reaction" is the fact).
+_TRAILING_ASIDE = re.compile(
+    r"(?:,\s*|\s+)(?:(?:just\s+)?in\s+case\s+(?:that|it|this)\s+(?:matters|helps)|if\s+(?:that|it|this)\s+"
+    r"(?:matters|helps)|(?:just\s+)?in\s+case\s+the\s+assistant|sorry\s+if)\b[^,]*$"
+    r"|,\s*(?:ugh|lol|haha|lmao)\W*$",
+    re.IGNORECASE,
+)
+_MIN_ASIDE_HEAD_WORDS = 3  # "Order number is #48213 if that matters" keeps its three words
+
+
+def without_aside(memory: str) -> str:
+    """A memory without the remark to the assistant tagged on its end; unchanged when what is left would be
+    shorter than `_MIN_ASIDE_HEAD_WORDS`."""
+    found = _TRAILING_ASIDE.search(memory)
+    if found is None:
+        return memory
+    head = memory[: found.start()].rstrip(" ,")
+    return head if len(head.split()) >= _MIN_ASIDE_HEAD_WORDS else memory
+
+
 # A clause that is only the condition or the reason, its main clause lost: "When the assistant writes a fix",
 # "Because the user definitely wants to pay 2% fees forever" (sarcasm, or half of a thought).
 _LONE_SUBORDINATE = re.compile(r"^(?:because\b|(?:if|when|whenever) the assistant\b)[^,;:]*$", re.IGNORECASE)

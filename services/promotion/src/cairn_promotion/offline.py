@@ -24,6 +24,7 @@ from cairn_promotion.asks import (
     is_courtesy,
     is_task_request,
     is_unfinished,
+    without_aside,
     without_consequence,
     without_trailing_join,
     without_unfinished_tail,
@@ -270,7 +271,7 @@ def as_memory(candidate: Candidate) -> Candidate | None:
     cross-validation over `_candidate`, and with these rules inside it the fewer false positives on dev let
     the threshold fall (0.375 -> 0.325), which lost precision on every outside set (eval/README.md).
     """
-    said = without_undecided(without_unfinished_tail(without_trailing_join(candidate.text)))
+    said = without_undecided(without_unfinished_tail(without_trailing_join(without_aside(candidate.text))))
     if said is None:
         return None
     said = without_consequence(said)
