@@ -202,6 +202,19 @@ def test_what_follows_from_a_fact_is_cut(
             "The user's supervisor wants a lit review draft by Friday",
         ),
         ("Order number is #48213 if that matters", "Order number is #48213"),
+        # How the user feels about the fact goes; a reason after it holds a fact and stays (writers I, T and E).
+        (
+            "My coworker keeps leaving loaves on my desk, which is lovely",
+            "The user's coworker keeps leaving loaves on the user's desk",
+        ),
+        (
+            "My GP is Dr Ahmed, which is more than can be said for the receptionist",
+            "The user's GP is Dr Ahmed",
+        ),
+        (
+            "My dog is terrified of stairs, which is a real problem because we live in a walk-up",
+            "The user's dog is terrified of stairs, which is a real problem because we live in a walk-up",
+        ),
         # "in case of" is part of the fact; too little left keeps the whole.
         ("I carry an EpiPen in case of a reaction", "The user carries an EpiPen in case of a reaction"),
     ],

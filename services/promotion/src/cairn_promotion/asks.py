@@ -171,11 +171,16 @@ def without_trailing_join(memory: str) -> str:
 
 # "The user is allergic to penicillin, if that matters", "retention is 14 daily + 8 weekly snapshots, in case the
 # assistant was about to suggest a forget policy", "..., sorry if the user is slow", "..., ugh": a remark to the
-# assistant about the fact, not part of it ("carries an EpiPen in case of a reaction" is the fact).
+# assistant, or on how the user feels about the fact, not part of it ("carries an EpiPen in case of a reaction" is the fact).
 _TRAILING_ASIDE = re.compile(
     r"(?:,\s*|\s+)(?:(?:just\s+)?in\s+case\s+(?:that|it|this)\s+(?:matters|helps)|if\s+(?:that|it|this)\s+"
     r"(?:matters|helps)|(?:just\s+)?in\s+case\s+the\s+assistant|sorry\s+if)\b[^,]*$"
-    r"|,\s*(?:ugh|lol|haha|lmao)\W*$",
+    r"|,\s*(?:ugh|lol|haha|lmao)\W*$"
+    # "..., which is lovely", "..., which is more than can be said for the receptionist": how the user feels about
+    # it. Not when a reason follows: "which is a real problem because we live in a walk-up" holds a fact.
+    r"|,\s*which\s+(?:is|was|'s)\s+(?:(?:a|an)\s+)?(?:(?:real|bit\s+of\s+a|big)\s+)?(?:problem|pain|ordeal|nightmare|"
+    r"funny|lovely|fair|annoying|hilarious|ironic|weird|going\s+to\s+be\s+fun|more\s+than)\b"
+    r"(?!.*\b(?:because|since|as)\b).*$",
     re.IGNORECASE,
 )
 _MIN_ASIDE_HEAD_WORDS = 3  # "Order number is #48213 if that matters" keeps its three words
