@@ -2,18 +2,7 @@
 
 from datetime import timedelta
 
-from temporalio.client import (
-    Client,
-    Schedule,
-    ScheduleActionStartWorkflow,
-    ScheduleAlreadyRunningError,
-    ScheduleIntervalSpec,
-    ScheduleOverlapPolicy,
-    SchedulePolicy,
-    ScheduleSpec,
-    ScheduleUpdate,
-    ScheduleUpdateInput,
-)
+from temporalio.client import Client
 from temporalio.worker import Worker
 
 from cairn_contracts.graduation import SweepParams
@@ -21,6 +10,7 @@ from cairn_graduation.activities import GraduationActivities
 from cairn_graduation.settings import GraduationSettings
 from cairn_graduation.workflows import GraduateMemory, SweepGraduations
 from cairn_observability.temporal import worker_interceptors
+from cairn_servicekit.schedules import upsert_interval_schedule
 
 SWEEP_SCHEDULE_ID = "cairn-graduation-sweep"
 
@@ -56,22 +46,11 @@ def build_worker(client: Client, settings: GraduationSettings, activities: Gradu
 
 async def ensure_sweep_schedule(client: Client, settings: GraduationSettings) -> None:
     """Create the sweep schedule, or bring an existing one to the configured interval and knobs."""
-    schedule = Schedule(
-        action=ScheduleActionStartWorkflow(
-            SweepGraduations.run, sweep_params(settings), id=SWEEP_SCHEDULE_ID, task_queue=settings.task_queue
-        ),
-        spec=ScheduleSpec(
-            intervals=[
-                ScheduleIntervalSpec(every=timedelta(seconds=settings.graduation_sweep_interval_seconds))
-            ]
-        ),
-        policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP),
+    await upsert_interval_schedule(
+        client,
+        SWEEP_SCHEDULE_ID,
+        SweepGraduations.run,
+        sweep_params(settings),
+        task_queue=settings.task_queue,
+        every=timedelta(seconds=settings.graduation_sweep_interval_seconds),
     )
-    try:
-        await client.create_schedule(SWEEP_SCHEDULE_ID, schedule)
-    except ScheduleAlreadyRunningError:
-
-        def replace(_: ScheduleUpdateInput) -> ScheduleUpdate:
-            return ScheduleUpdate(schedule=schedule)
-
-        await client.get_schedule_handle(SWEEP_SCHEDULE_ID).update(replace)

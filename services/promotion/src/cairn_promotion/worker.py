@@ -2,18 +2,7 @@
 
 from datetime import timedelta
 
-from temporalio.client import (
-    Client,
-    Schedule,
-    ScheduleActionStartWorkflow,
-    ScheduleAlreadyRunningError,
-    ScheduleIntervalSpec,
-    ScheduleOverlapPolicy,
-    SchedulePolicy,
-    ScheduleSpec,
-    ScheduleUpdate,
-    ScheduleUpdateInput,
-)
+from temporalio.client import Client
 from temporalio.worker import Worker
 
 from cairn_contracts.promotion import SweepParams
@@ -24,6 +13,7 @@ from cairn_promotion.llm_compiler import OpenAICompatibleCompiler
 from cairn_promotion.offline import OfflineCompiler
 from cairn_promotion.settings import PromotionSettings
 from cairn_promotion.workflows import PromoteSession, SweepSessions
+from cairn_servicekit.schedules import upsert_interval_schedule
 
 SWEEP_SCHEDULE_ID = "cairn-promotion-sweep"
 
@@ -81,20 +71,11 @@ async def ensure_sweep_schedule(client: Client, settings: PromotionSettings) -> 
         compile_timeout_seconds=settings.compile_timeout_seconds,
         task_queue=settings.task_queue,
     )
-    schedule = Schedule(
-        action=ScheduleActionStartWorkflow(
-            SweepSessions.run, params, id=SWEEP_SCHEDULE_ID, task_queue=settings.task_queue
-        ),
-        spec=ScheduleSpec(
-            intervals=[ScheduleIntervalSpec(every=timedelta(seconds=settings.sweep_interval_seconds))]
-        ),
-        policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP),
+    await upsert_interval_schedule(
+        client,
+        SWEEP_SCHEDULE_ID,
+        SweepSessions.run,
+        params,
+        task_queue=settings.task_queue,
+        every=timedelta(seconds=settings.sweep_interval_seconds),
     )
-    try:
-        await client.create_schedule(SWEEP_SCHEDULE_ID, schedule)
-    except ScheduleAlreadyRunningError:
-
-        def replace(_: ScheduleUpdateInput) -> ScheduleUpdate:
-            return ScheduleUpdate(schedule=schedule)
-
-        await client.get_schedule_handle(SWEEP_SCHEDULE_ID).update(replace)
