@@ -55,6 +55,10 @@ def test_a_memory_naming_its_subject_is_not_pointing_back(memory: str) -> None:
         ("That is how I always prefer to be given instructions", None),
         ("It was the logs, log rotation wasn't running", None),
         ("My sister Ana lives in Porto", "The user's sister Ana lives in Porto"),
+        # Someone named and nothing said of them: the name is a memory of its own (`named_candidates`).
+        ("my wife Priya", None),
+        ("My little sister Ana Maria", None),
+        ("my wife is lovely", "The user's wife is lovely"),
     ],
 )
 def test_what_one_sentence_becomes(

@@ -78,3 +78,16 @@ def leading_name(words: str) -> str:
         if bare != word:
             break  # "my brother Mateus's wedding": the name ends at the possessive or contraction
     return " ".join(kept)
+
+
+# "The user's wife Priya", "The user's partner Luis": a person named and nothing said of them (what is left of a
+# clause whose verb went elsewhere). The name itself is a memory of its own (`named_candidates`).
+# Case-sensitive for the name: "The user's wife is nice" says something of her.
+_BARE_NAME = re.compile(
+    rf"^(?i:the user's|my|our)\s+(?i:{_QUALIFIER}(?:{RELATION}|{PETS}))\s+[A-Z][\w’'-]*(?:\s+[A-Z][\w’'-]*)?\W*$"
+)
+
+
+def is_bare_name(memory: str) -> bool:
+    """Whether a memory only names someone of the user's ("The user's wife Priya") and says nothing of them."""
+    return _BARE_NAME.match(memory) is not None

@@ -33,7 +33,7 @@ from cairn_promotion.compiler import DEFAULT_MAX_CHARS, DEFAULT_MAX_TURNS, READA
 from cairn_promotion.corrections import apply_corrections, carry_updates
 from cairn_promotion.hedges import is_guess, without_undecided
 from cairn_promotion.introductions import introduced_candidates
-from cairn_promotion.names import named_candidates
+from cairn_promotion.names import is_bare_name, named_candidates
 from cairn_promotion.pasted import is_pasted_output
 from cairn_promotion.referents import Referents, points_back
 from cairn_promotion.rewrite import is_household, self_contained, undated
@@ -291,6 +291,7 @@ def as_memory(candidate: Candidate) -> Candidate | None:
             is_guess,
             is_pasted_output,
             points_back,
+            is_bare_name,
         )
     ):
         return None
