@@ -59,6 +59,10 @@ def test_a_memory_naming_its_subject_is_not_pointing_back(memory: str) -> None:
         ("my wife Priya", None),
         ("My little sister Ana Maria", None),
         ("my wife is lovely", "The user's wife is lovely"),
+        # A heading or a list item without its statement (writers V, X, Y and AA); "Label: value" stays.
+        ("Team convention", None),
+        ("60k customers", None),
+        ("Rent: £1,150/month", "Rent: £1,150/month"),
     ],
 )
 def test_what_one_sentence_becomes(

@@ -22,6 +22,7 @@ from cairn_contracts.promotion import Candidate, Turn
 from cairn_promotion.asks import (
     is_about_the_assistant,
     is_courtesy,
+    is_fragment,
     is_task_request,
     is_unfinished,
     without_aside,
@@ -292,6 +293,7 @@ def as_memory(candidate: Candidate) -> Candidate | None:
             is_pasted_output,
             points_back,
             is_bare_name,
+            is_fragment,
         )
     ):
         return None
