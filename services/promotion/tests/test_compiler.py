@@ -296,6 +296,8 @@ class TestNormalise:
             ("we have a 6-year-old son, Kwame", "The user has a 6-year-old son, Kwame"),
             ("we're saving for a house deposit", "The user is saving for a house deposit"),
             ("we drive a 2019 Skoda Octavia estate", "The user drives a 2019 Skoda Octavia estate"),
+            # A team does not live somewhere (writers N and AB).
+            ("we live in Leuven now", "The user lives in Leuven now"),
             ("we use pnpm in every repo", "The user's team uses pnpm in every repo"),
         ],
     )

@@ -748,6 +748,11 @@ def test_recent_one_offs_are_transient(text: str, transient: bool) -> None:
             "my router keeps dropping wifi. it's a TP-Link Archer AX55",
             "The user's router is a TP-Link Archer AX55",
         ),
+        # A second pet named after the first was called "she" is the next "he" (writer AE).
+        (
+            "our cat Mochi is 11, she's on a renal diet. we also have Tofu, he's 3 and eats anything",
+            "Tofu is 3 and eats anything",
+        ),
         # Someone the user sees or has, said with "a"; a role written in capitals keeps them (writers T and O).
         ("I see a physio twice a week; her name is Hannah", "The user's physio is named Hannah"),
         ("My GP is Dr. Lindqvist. She is retiring in May.", "The user's GP is retiring in May"),

@@ -25,6 +25,12 @@ _PERSON_MENTION = re.compile(
 _A_ROLE_MENTION = re.compile(
     rf"\b(?:I|we)\s+(?:see|saw|have|had|got|hired|found|use)\s+an?\s+(?:new\s+)?({ROLES})\b", re.IGNORECASE
 )
+# "we also have Tofu, he's 3": a pet or a person named as the user's, for the next "she" or "he" (the name is
+# case-sensitive: "we have Sundays off" names no one).
+_HAVE_NAMED = re.compile(
+    r"\b(?i:I|we)\s+(?:also\s+)?(?:have|got|adopted)\s+([A-Z][\w'’-]+)(?=\s*(?:,|\.|$|and\b|who\b))"
+)
+_GENDERED_START = re.compile(r"^(she|he)\b", re.IGNORECASE)
 # "he'd love that", "she'll drive", "he's said": the contraction is a verb of its own once the pronoun is a noun.
 _PRONOUN_CONTRACTION = re.compile(
     r"^(she|he)['’](?:(d)|(ll)|s\s+(?=(?:been|got|gotten|had|done|said|told|gone|made|taken|given|seen|started|decided|moved|stopped|"
@@ -60,6 +66,12 @@ class Referents:
         """
         decided = _resolve(clause, self._decided, whole=False)
         said = _resolve(clause, self._said, whole=True)
+        # "our cat Mochi ... she's on a renal diet": once called "she", the cat is not the next "he" (a second pet).
+        if (gendered := _GENDERED_START.match(DISCOURSE_PREFIX.sub("", clause))) is not None:
+            pronoun = gendered.group(1).lower()
+            other = "he" if pronoun == "she" else "she"
+            if pronoun in self._said and self._said.get(other) == self._said[pronoun]:
+                del self._said[other]
         for match in _RELATION_MENTION.finditer(decided):
             noun = match.group(1).lower()
             _note_person(noun, f"my {noun}", self._decided)
@@ -70,6 +82,8 @@ class Referents:
             _note_person(
                 noun, f"{match.group(1).lower()} {said_noun}{f' {name}' if name else ''}", self._said
             )
+        for match in _HAVE_NAMED.finditer(said):
+            self._said["she"] = self._said["he"] = match.group(1)  # no noun says which
         for match in _A_ROLE_MENTION.finditer(said):
             noun = match.group(1).lower()
             _note_person(noun, f"my {match.group(1) if match.group(1).isupper() else noun}", self._said)

@@ -102,7 +102,7 @@ _ME = re.compile(r"\bme\b", re.IGNORECASE)
 _WE_FAMILY = re.compile(
     r"\b(?:(?:kid|dog|cat|pupp(?:y|ie)|house|home|flat|apartment|garden|partner|wife|husband|son|daughter|"
     r"holiday|vacation|famil(?:y|ie)|dinner|anniversar(?:y|ie)|bab(?:y|ie)|car|grocer(?:y|ie)|pet)s?|"
-    r"adopted|married|wedding|children|moved to|drive)\b",
+    r"adopted|married|wedding|children|moved to|drive|live in|living in)\b",
     re.IGNORECASE,
 )
 # A session about home life, with no workplace in it: its "we" is the user and the people they live with
