@@ -49,6 +49,10 @@ def test_a_preference_or_a_lasting_fact_stays(
         ("The user's friend Dana is thinking about maybe doing a 5K in the fall but hasn't committed", None),
         ("The builder might be able to start in March", None),
         ("The user's team might switch banks at some point", None),
+        # Choices not made (writers D, I, T, Z and AE).
+        ("The user has been going back and forth between two venues", None),
+        ("The user is torn between somewhere in the middle and just going to Portugal", None),
+        ("The user keeps going back and forth about adult day care for her, no decision yet", None),
         # The plan follows a fact: the fact stays.
         (
             "The user's husband Tom plays guitar so maybe we could do a little duet thing",

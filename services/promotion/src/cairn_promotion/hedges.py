@@ -25,14 +25,16 @@ def is_guess(memory: str) -> bool:
 
 # A plan not yet made: "Maybe the user will take the JLPT N3 next year", "The user is maybe going to train for a
 # half marathon", "Dana is thinking about maybe doing a 5K", "The builder might be able to start in March",
-# "... not sure yet", "... but hasn't committed". Only a hedge on the clause's own verb counts: "perhaps the
+# "... not sure yet", "... but hasn't committed", "going back and forth between two venues". Only a hedge on the clause's own verb counts: "perhaps the
 # burden" and "exercises the user might do at home" state something.
 _UNDECIDED = re.compile(
     r"^(?:On [\d-]+, )?(?:maybe|perhaps)\b"
     r"|^(?:On [\d-]+, )?(?:the user|the user's [\w ]+?|the \w+|[A-Z]\w+) might\b"
     r"|\b(?:is|are|am) maybe going to\b|\bthinking (?:about )?maybe\b"
     r"|\bmaybe (?:the user|we|i|they|he|she) (?:will|could|would|might)\b|(?:^|,\s*)might\b"
-    r"|\bnot sure(?: yet)?\W*$|\b(?:hasn't|haven't|has not|have not) (?:committed|decided|signed up)\b",
+    r"|\bnot sure(?: yet)?\W*$|\b(?:hasn't|haven't|has not|have not) (?:committed|decided|signed up)\b"
+    # "The user keeps going back and forth between redis and a postgres table", "is torn between two venues".
+    r"|\b(?:going|goes|go|went) back and forth\b|\btorn between\b|\b(?:can't|cannot) decide\b|\bon the fence\b",
     re.IGNORECASE,
 )
 
