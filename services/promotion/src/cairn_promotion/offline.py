@@ -158,16 +158,14 @@ class OfflineCompiler:
         household = is_household([c.raw for c, _ in found if c.role == "user"])
         candidates = []
         for clause, (day, verdict) in read:
-            # One fact per memory: a kept clause of several bare-subject facts is a memory per fact.
-            parts = fact_parts(clause.said or clause.text) if verdict is not None else []
-            for said in parts:
-                part = clause if len(parts) == 1 else replace(clause, said=said)
-                if (
-                    verdict is not None
-                    and (candidate := _candidate(part, verdict, day, household)) is not None
-                ):
-                    if (memory := as_memory(candidate)) is not None:
-                        candidates.append(memory)
+            if verdict is not None:
+                # One fact per memory: a kept clause of several bare-subject facts is a memory per fact.
+                parts = fact_parts(clause.said or clause.text)
+                for said in parts:
+                    part = clause if len(parts) == 1 else replace(clause, said=said)
+                    if (candidate := _candidate(part, verdict, day, household)) is not None:
+                        if (memory := as_memory(candidate)) is not None:
+                            candidates.append(memory)
             if clause.role == "user":  # in reading order, so a later name takes the slot
                 candidates.extend(named_candidates(clause.text))
                 candidates.extend(introduced_candidates(clause.text))

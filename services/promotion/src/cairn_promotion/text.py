@@ -51,9 +51,9 @@ CLAUSE_SPLIT = re.compile(
 # "prod runs on GKE in us-central1, staging is a separate project", "take-home is £3,100/month, rent is £1,250":
 # a bare noun and its verb after a comma start a fact of their own. Not a relative ("which is lovely"), a
 # pointer ("this is"), a name given ("his name is"), a subordinate ("as is the convention") or an adverb before
-# the same subject's verb ("Pixel 8, always has been"). Applied to a memory after the decision (`fact_parts`), never to the clauses it reads:
-# the learned decision was trained on them whole, and retrained on the split clauses it lost on sessions
-# nobody here wrote.
+# the same subject's verb ("Pixel 8, always has been"). Applied to a kept clause's memory after the decision
+# (`fact_parts`), never to the clauses the decision reads: it was trained on them whole, and retrained on the
+# split clauses it lost on sessions nobody here wrote (eval/README.md, twenty-first session).
 _BARE_SUBJECT = re.compile(
     rf",\s+(?:and\s+)?(?!(?:which|who|that|this|what|there|it|(?:his|her|its|their)\s+name|{FREQUENCY}|"
     r"also|still|just|now|only|then|as|so|if|when|because|since|though|although|unless|once)\b)"
