@@ -171,7 +171,8 @@ def without_trailing_join(memory: str) -> str:
 
 # "The user is allergic to penicillin, if that matters", "retention is 14 daily + 8 weekly snapshots, in case the
 # assistant was about to suggest a forget policy", "..., sorry if the user is slow", "..., ugh": a remark to the
-# assistant, or on how the user feels about the fact, not part of it ("carries an EpiPen in case of a reaction" is the fact).
+# assistant, or on how the user feels about the fact, not part of it ("carries an EpiPen in case of a
+# reaction" is the fact).
 _TRAILING_ASIDE = re.compile(
     r"(?:,\s*|\s+)(?:(?:just\s+)?in\s+case\s+(?:that|it|this)\s+(?:matters|helps)|if\s+(?:that|it|this)\s+"
     r"(?:matters|helps)|(?:just\s+)?in\s+case\s+the\s+assistant|sorry\s+if)\b[^,]*$"

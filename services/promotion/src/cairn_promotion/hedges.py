@@ -25,8 +25,8 @@ def is_guess(memory: str) -> bool:
 
 # A plan not yet made: "Maybe the user will take the JLPT N3 next year", "The user is maybe going to train for a
 # half marathon", "Dana is thinking about maybe doing a 5K", "The builder might be able to start in March",
-# "... not sure yet", "... but hasn't committed", "going back and forth between two venues". Only a hedge on the clause's own verb counts: "perhaps the
-# burden" and "exercises the user might do at home" state something.
+# "... not sure yet", "... but hasn't committed", "going back and forth between two venues". Only a hedge on
+# the clause's own verb counts: "perhaps the burden" and "exercises the user might do at home" state something.
 _UNDECIDED = re.compile(
     r"^(?:On [\d-]+, )?(?:maybe|perhaps)\b"
     r"|^(?:On [\d-]+, )?(?:the user|the user's [\w ]+?|the \w+|[A-Z]\w+) might\b"

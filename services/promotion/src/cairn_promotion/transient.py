@@ -7,9 +7,8 @@ since 10:40", "started about an hour ago"), an errand before a clock time ("Pick
 stable"), a step just taken ("The user has closed the blinds"), a cup counted ("The user is on the user's
 second coffee"), a fix just tried ("The user will try micro-batch 8") or a one-off event of an account, a bill
 or a system ("Just paid the IVA for Q2", "Order #558201 was charged twice", "The water bill is overdue", "the
-tunnel keeps flapping") is this session's. A year is not a
-clock time ("since 2019" stays), and a habit or a rule keeps the memory ("doesn't take meetings before 10",
-"in bed by 22:30 every night").
+tunnel keeps flapping") is this session's. A year is not a clock time ("since 2019" stays), and a habit or a
+rule keeps the memory ("doesn't take meetings before 10", "in bed by 22:30 every night").
 """
 
 import re
@@ -55,9 +54,9 @@ _TRIED = re.compile(
 
 # "Just paid an $85 copay", "Order #558201 was charged twice", "They got double billed for march", "flight TK1862
 # got rebooked", "Invoice #112 is 30 days overdue", "the VPN keeps flapping", "Prod is throwing 500s", "Friday's
-# deploy broke checkout": what happened to an account, a bill or a system this week, not what it is. The outside
-# writers labelled none of these (13 survivors across the sets by other writers); "keeps dropping off the wifi"
-# is left out, since one of them labelled a printer's lasting fault so.
+# deploy broke checkout": what happened to an account, a bill or a system this week, not what it is. No writer
+# labelled one (5 survivors on the outside writers' sets, 8 on the in-style dev half); "keeps dropping off the
+# wifi" is left out, since one outside writer labelled a printer's lasting fault so.
 _ONE_OFF = re.compile(
     r"\bjust paid\b"
     r"|\b(?:was|were|got|been) (?:charged|double[- ]?billed|billed twice|rebooked|declined)\b"
