@@ -18,11 +18,9 @@ from cairn_embeddings import (
     EmbeddingProviderError,
     OpenAICompatibleEmbedder,
 )
-from cairn_embeddings.transport import ProviderTransport
+from cairn_embeddings.transport import ProviderTransport, close_shared_transport
 
 DIM = 8
-# Real retries, short pauses: the suite does not sleep through production backoffs.
-FAST = ProviderTransport(backoff_initial_s=0.01, backoff_max_s=0.05)
 
 
 @dataclass
@@ -76,13 +74,23 @@ async def provider() -> AsyncIterator[FakeProvider]:
     await runner.cleanup()
 
 
+@pytest_asyncio.fixture(autouse=True)
+async def _shared_transport_closed() -> AsyncIterator[None]:
+    # Embedders built without a transport use the process's shared one: close its session with the test's loop.
+    yield
+    await close_shared_transport()
+
+
 @pytest_asyncio.fixture
 async def client(provider: FakeProvider) -> AsyncIterator[OpenAICompatibleEmbedder]:
+    # Real retries, short pauses: the suite does not sleep through production backoffs.
+    fast = ProviderTransport(backoff_initial_s=0.01, backoff_max_s=0.05)
     embedder = OpenAICompatibleEmbedder(
-        provider.base_url, "sk-test", "text-embedding-3-small", DIM, timeout=5, transport=FAST
+        provider.base_url, "sk-test", "text-embedding-3-small", DIM, timeout=5, transport=fast
     )
     yield embedder
     await embedder.close()
+    await fast.close()
 
 
 def _unit(vector: list[float]) -> list[float]:

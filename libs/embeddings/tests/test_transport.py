@@ -83,8 +83,21 @@ async def server() -> AsyncIterator[Server]:
     await runner.cleanup()
 
 
+_made: list[ProviderTransport] = []
+
+
 def transport(max_backoff: float = 2.0) -> ProviderTransport:
-    return ProviderTransport(max_attempts=3, backoff_initial_s=0.01, backoff_max_s=max_backoff)
+    made = ProviderTransport(max_attempts=3, backoff_initial_s=0.01, backoff_max_s=max_backoff)
+    _made.append(made)
+    return made
+
+
+@pytest_asyncio.fixture(autouse=True)
+async def _transports_closed() -> AsyncIterator[None]:
+    # Each test's transports hold an aiohttp session: close it with the test's loop, not at interpreter exit.
+    yield
+    while _made:
+        await _made.pop().close()
 
 
 async def post(t: ProviderTransport, server: Server, max_bytes: int = 10_000) -> int:
