@@ -13,6 +13,7 @@ import pytest
 from aiohttp import web
 
 from cairn_contracts.promotion import Candidate, Turn
+from cairn_embeddings.transport import close_shared_transport
 from cairn_promotion.compiler import Compiler
 from cairn_promotion.llm_compiler import (
     RESPONSE_FORMAT,
@@ -143,6 +144,13 @@ def completion(content: Any) -> web.Response:
     return web.json_response(
         {"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}
     )
+
+
+@pytest.fixture(autouse=True)
+async def _shared_transport_closed() -> AsyncIterator[None]:
+    # The compiler posts through the process's shared transport: close its session with the test's loop.
+    yield
+    await close_shared_transport()
 
 
 @pytest.fixture

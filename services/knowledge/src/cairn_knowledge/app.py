@@ -6,6 +6,7 @@ from contextlib import AsyncExitStack
 from nats.aio.client import Client as NATS
 
 from cairn_embeddings import EmbeddingSettings, build_embedder
+from cairn_embeddings.transport import close_shared_transport
 from cairn_knowledge.gate import NoveltyGate
 from cairn_knowledge.handlers import register
 from cairn_knowledge.service import KnowledgeService
@@ -27,6 +28,8 @@ async def setup(settings: KnowledgeSettings, stack: AsyncExitStack, nc: NATS) ->
     embedding = EmbeddingSettings()
     # Articles are embedded at write time (the gate needs the vector); loading the model blocks.
     embedder = await asyncio.to_thread(build_embedder, embedding)
+    # Pushed first, run last: tenants' OpenAI-compatible providers share the process's HTTP session.
+    stack.push_async_callback(close_shared_transport)
     stack.push_async_callback(embedder.close)
     box = secret_box(settings.provider_secrets_key)
     embedders = TenantEmbedders(

@@ -9,6 +9,7 @@ from nats.aio.client import Client as NATS
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn_embeddings import EmbeddingSettings, build_embedder
+from cairn_embeddings.transport import close_shared_transport
 from cairn_memory.events import CreatedPublisher, ensure_stream
 from cairn_memory.handlers import register
 from cairn_memory.hotness import consume as consume_recalled
@@ -59,6 +60,8 @@ async def setup(settings: MemorySettings, stack: AsyncExitStack, nc: NATS) -> Na
     service = NatsService("memory", settings)
     # Promotion embeds synchronously (near-duplicates must be caught at write time): load the model here too.
     embedder = await asyncio.to_thread(build_embedder, EmbeddingSettings())
+    # Pushed first, run last: tenants' OpenAI-compatible providers share the process's HTTP session.
+    stack.push_async_callback(close_shared_transport)
     stack.push_async_callback(embedder.close)
     box = secret_box(settings.provider_secrets_key)
     embedders = TenantEmbedders(embedder, sessionmaker, box, ttl_seconds=settings.provider_cache_ttl_seconds)

@@ -28,6 +28,7 @@ from cairn_contracts import subjects
 from cairn_contracts.dead_letter import DeadLetterReason
 from cairn_contracts.memory import MemoryCreated
 from cairn_embeddings import EmbeddingError, EmbeddingSettings, build_embedder, content_hash
+from cairn_embeddings.transport import close_shared_transport
 from cairn_memory.burst import BurstGate
 from cairn_memory.chunks import embed_with_chunks, replace_chunks
 from cairn_memory.events import ensure_stream
@@ -334,6 +335,7 @@ async def serve(settings: MemorySettings, embedding: EmbeddingSettings) -> None:
             await nc.drain()
             await embedders.close()
             await embedder.close()
+            await close_shared_transport()
             await engine.dispose()
     finally:
         await port.stop()

@@ -6,6 +6,7 @@ from contextlib import AsyncExitStack
 
 from nats.aio.client import Client as NATS
 
+from cairn_embeddings.transport import close_shared_transport
 from cairn_promotion.activities import PromotionActivities
 from cairn_promotion.compilers import TenantCompilers
 from cairn_promotion.handlers import register
@@ -26,6 +27,8 @@ def main() -> None:
     async def wire(stack: AsyncExitStack, nc: NATS) -> NatsService:
         engine = create_engine(settings.database_url, pool_size=5)
         stack.push_async_callback(engine.dispose)
+        # Run after the worker stops: the LLM compilers post through the process's shared HTTP session.
+        stack.push_async_callback(close_shared_transport)
         sessionmaker = make_sessionmaker(engine)
         temporal = await connect_temporal(
             settings.temporal_address, settings.temporal_namespace, settings.payload_keys

@@ -7,6 +7,7 @@ from contextlib import AsyncExitStack
 from nats.aio.client import Client as NATS
 
 from cairn_embeddings import EmbeddingSettings, build_embedder
+from cairn_embeddings.transport import close_shared_transport
 from cairn_providers import TenantEmbedders, secret_box
 from cairn_recall.events import HotnessPublisher
 from cairn_recall.handlers import register, register_merged
@@ -39,6 +40,8 @@ def main() -> None:
         sessionmaker = make_sessionmaker(engine)
         # Loading (or, once per machine, building) the model is blocking work: keep it off the loop.
         embedder = await asyncio.to_thread(build_embedder, embedding)
+        # Pushed first, run last: tenants' OpenAI-compatible providers share the process's HTTP session.
+        stack.push_async_callback(close_shared_transport)
         stack.push_async_callback(embedder.close)
         box = secret_box(settings.provider_secrets_key)
         embedders = TenantEmbedders(
