@@ -642,6 +642,43 @@ def test_a_value_updated_later_in_the_session_is_carried_into_the_fact(
     assert _user_clauses(*said) == clauses
 
 
+@pytest.mark.parametrize(
+    ("said", "clauses"),
+    [
+        # A clause that opens with a correction gives the value said just before it, and goes.
+        (
+            ["car loan is with Santander Consumer, 48 months at 6.9%", "wait no, just checked, it's 7.4%"],
+            ["car loan is with Santander Consumer, 48 months at 7.4%"],
+        ),
+        (
+            ["we're porting the firmware to Zephyr, pinned to 3.6", "sorry, 3.7 LTS"],
+            ["we're porting the firmware to Zephyr, pinned to 3.7"],
+        ),
+        (
+            ["adult ICU stays of at least 24h, n=38,412 after exclusions. sorry, typo, 38,142"],
+            ["adult ICU stays of at least 24h, n=38,142 after exclusions."],
+        ),
+        (
+            ["the depot closes at 5", "oops, the depot closes at 4"],
+            ["the depot closes at 4"],
+        ),
+        # A bare "no" or "sorry" before a whole number is an answer or an apology, not a correction.
+        (
+            ["we have 2 kids", "no, 3 dogs"],
+            ["we have 2 kids", "no, 3 dogs"],
+        ),
+        (
+            ["my rent is £1,250", "sorry, one more question about my 2 flats"],
+            ["my rent is £1,250", "sorry, one more question about my 2 flats"],
+        ),
+    ],
+)
+def test_a_value_corrected_at_the_start_of_a_clause_replaces_the_one_before(
+    said: list[str], clauses: list[str]
+) -> None:
+    assert _user_clauses(*said) == clauses
+
+
 def test_the_decision_reads_an_updated_clause_as_said_and_the_memory_says_the_new_value() -> None:
     turns = [
         Turn(role="user", content="my day rate is £450"),

@@ -227,6 +227,18 @@ _ABOUT_A_PRONOUN = re.compile(
     rf"\b{_UPDATE_VERB}\s+(?:it|them|that|this)\b|\b(?:it|that|this)\s+{_UPDATE_VERB}\b|\bit(?:'s|’s|\s+is)\s+\S*\d",
     re.IGNORECASE,
 )
+# A clause that opens with a correction and gives a value corrects the value said just before it: "car
+# loan is ... 48 months at 6.9%" / "wait no, just checked the contract, it's 7.4%"; "pinned to 3.6" /
+# "sorry, 3.7 LTS, we bumped it"; "n=38,412 after exclusions. sorry, typo, 38,142". An explicit marker
+# corrects any value; a bare "no" or "sorry" (an answer or an apology as often as a correction) only a value
+# whose form is more than a whole number ("7.4%", "3.7", "38,142"), and only as its clause's first value.
+_OPENING_CORRECTION = re.compile(
+    r"^\W*(?:(?P<explicit>(?:wait,?\s+)?no,?\s+wait|wait,?\s+no|oops|typo|correction|my\s+bad|i\s+mean|"
+    r"make\s+that|actually,?\s+no)|(?:no|sorry))\b(?:[,:;.!\s-]+(?P<typo>typo|my\s+bad|i\s+mean)\b)?",
+    re.IGNORECASE,
+)
+_IT_IS = re.compile(r"\b(?:it|that)(?:'s|’s|\s+is|\s+was)$", re.IGNORECASE)
+_VALUE_CORE = re.compile(r"\d(?:[\d.,:/]*\d)?%?")
 T = TypeVar("T")
 _LOOK_BACK = 6  # clauses: an update answers something said a turn or two before
 
@@ -243,7 +255,13 @@ def carry_updates(clauses: list[tuple[Clause, T]]) -> list[tuple[Clause, T]]:
     found = list(clauses)
     dropped: set[int] = set()
     for index, (clause, _) in enumerate(found):
-        match = _UPDATE.search(clause.text) if clause.role == "user" else None
+        if clause.role != "user":
+            continue
+        if (corrected := _opening_correction(clause.raw)) is not None:
+            if _correct_earlier(found, index, dropped, corrected):
+                dropped.add(index)
+            continue
+        match = _UPDATE.search(clause.text)
         if match is None:
             continue
         new = _unquoted(match.group(1) or match.group(2))
@@ -264,7 +282,43 @@ def carry_updates(clauses: list[tuple[Clause, T]]) -> list[tuple[Clause, T]]:
     return [c for i, c in enumerate(found) if i not in dropped]
 
 
-def _with_value(clause: Clause, old: str, new: str) -> Clause:
-    token = re.compile(rf"(?<!\S){re.escape(old)}(?=[\s,.;:)!?]|$)")
+def _opening_correction(raw: str) -> str | None:
+    """The value a clause opening with a correction gives ("wait no, ... it's 7.4%" -> "7.4%"), or None."""
+    marker = _OPENING_CORRECTION.match(raw)
+    if marker is None:
+        return None
+    value = _VALUE_CORE.search(raw, marker.end())
+    if value is None:
+        return None
+    if marker["explicit"] or marker["typo"]:
+        return value.group()
+    # After a bare "no" or "sorry" the value holds more than digits and comes first or as what "it" is.
+    between = raw[marker.end() : value.start()].strip(" ,:;.-")
+    named = not between or _IT_IS.search(between) is not None
+    return value.group() if named and not value.group().isdigit() else None
+
+
+def _correct_earlier(found: list[tuple[Clause, T]], index: int, dropped: set[int], new: str) -> bool:
+    """Give the nearest earlier user clause holding exactly one value of `new`'s form the new value."""
+    form = _digit_form(new)
+    for earlier in range(index - 1, max(index - 1 - _LOOK_BACK, -1), -1):
+        previous, day = found[earlier]
+        if previous.role != "user" or earlier in dropped:
+            continue
+        cores = [m.group() for m in _VALUE_CORE.finditer(previous.said or previous.text)]
+        values = [core for core in cores if _digit_form(core) == form]
+        if not values:
+            continue
+        if len(values) == 1 and values[0] != new:
+            found[earlier] = (_with_value(previous, values[0], new, whole_word=False), day)
+            return True
+        return False
+    return False
+
+
+def _with_value(clause: Clause, old: str, new: str, *, whole_word: bool = True) -> Clause:
+    # A corrected value may sit inside a word ("n=38,412"), but never inside a longer number.
+    left = r"(?<!\S)" if whole_word else r"(?<![\d.,])"
+    token = re.compile(rf"{left}{re.escape(old)}(?=[\s,.;:)!?]|$)")
     # Only what the memory says: the decision has read the clause as said.
     return replace(clause, said=token.sub(new, clause.said or clause.text, count=1))
