@@ -790,6 +790,15 @@ def test_recent_one_offs_are_transient(text: str, transient: bool) -> None:
             "our cat Mochi is 11, she's on a renal diet. we also have Tofu, he's 3 and eats anything",
             "Tofu is 3 and eats anything",
         ),
+        # A name the session gave, as a clause's subject, is the next "she"/"he" (in-style writer AF, writer I).
+        (
+            "me and my partner Eero plus two cats, Muru and Pippuri. Pippuri is diabetic, she gets insulin twice a day",
+            "Pippuri gets insulin twice a day",
+        ),
+        (
+            "my mum hosts. We've got two kids, Ellie and Sam. Ellie would design the puzzles, she's bossy",
+            "Ellie is bossy",
+        ),
         # Someone the user sees or has, said with "a"; a role written in capitals keeps them (writers T and O).
         ("I see a physio twice a week; her name is Hannah", "The user's physio is named Hannah"),
         ("My GP is Dr. Lindqvist. She is retiring in May.", "The user's GP is retiring in May"),

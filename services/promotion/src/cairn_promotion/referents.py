@@ -30,6 +30,13 @@ _A_ROLE_MENTION = re.compile(
 _HAVE_NAMED = re.compile(
     r"\b(?i:I|we)\s+(?:also\s+)?(?:have|got|adopted)\s+([A-Z][\w'’-]+)(?=\s*(?:,|\.|$|and\b|who\b))"
 )
+# "two cats, Muru and Pippuri", "the twins, Oskar and Lotte": names the session gives its people or pets.
+_NAMED_LIST = re.compile(
+    r"\b(?i:cats|dogs|kids|children|twins|sons|daughters|boys|girls|pets|rabbits|horses|guinea\s+pigs)\b,?\s+"
+    r"(?i:named\s+|called\s+)?([A-Z][\w'’-]+)(?:,\s+([A-Z][\w'’-]+))?,?\s+(?i:and)\s+([A-Z][\w'’-]+)"
+)
+# A clause whose subject is a name the session gave: "Pippuri is diabetic, she gets insulin".
+_NAME_START = re.compile(r"^([A-Z][\w'’-]+)\s+(?=[a-z])")
 _GENDERED_START = re.compile(r"^(she|he)\b", re.IGNORECASE)
 # "he'd love that", "she'll drive", "he's said": the contraction is a verb of its own once the pronoun is a noun.
 _PRONOUN_CONTRACTION = re.compile(
@@ -53,6 +60,8 @@ class Referents:
     def __init__(self) -> None:
         self._decided: dict[str, str] = {}  # "she"/"he" -> "my sister": the decision's view
         self._said: dict[str, str] = {}  # "she"/"he"/"it" -> "my sister Ana": the memory's view
+        # "Ana" -> ("my sister Ana", ("she",)): a name the session gave, who a "she"/"he" after it means.
+        self._names: dict[str, tuple[str, tuple[str, ...]]] = {}
 
     def new_turn(self) -> None:
         """A new turn starts: "it" means a thing of the same turn; people are remembered for the session."""
@@ -79,11 +88,21 @@ class Referents:
             noun = match.group(2).lower()
             name = leading_name(match.group(3) or "")
             said_noun = match.group(2) if match.group(2).isupper() else noun  # "my GP" stays "GP"
-            _note_person(
-                noun, f"{match.group(1).lower()} {said_noun}{f' {name}' if name else ''}", self._said
-            )
+            phrase = f"{match.group(1).lower()} {said_noun}{f' {name}' if name else ''}"
+            pronouns = _note_person(noun, phrase, self._said)
+            if name:
+                self._names[name] = (phrase, pronouns)
         for match in _HAVE_NAMED.finditer(said):
             self._said["she"] = self._said["he"] = match.group(1)  # no noun says which
+            self._names[match.group(1)] = (match.group(1), ("she", "he"))
+        for match in _NAMED_LIST.finditer(said):
+            for name in filter(None, match.groups()):
+                self._names[name] = (name, ("she", "he"))
+        # The clause's subject is a name the session gave: it is who the next "she" or "he" means.
+        if (subject := _NAME_START.match(DISCOURSE_PREFIX.sub("", said))) and subject.group(1) in self._names:
+            phrase, pronouns = self._names[subject.group(1)]
+            for pronoun in pronouns:
+                self._said[pronoun] = phrase
         for match in _A_ROLE_MENTION.finditer(said):
             noun = match.group(1).lower()
             _note_person(noun, f"my {match.group(1) if match.group(1).isupper() else noun}", self._said)
@@ -92,13 +111,14 @@ class Referents:
         return decided, said
 
 
-def _note_person(noun: str, phrase: str, referents: dict[str, str]) -> None:
-    if re.fullmatch(FEMALE, noun):
-        referents["she"] = phrase
-    elif re.fullmatch(MALE, noun):
-        referents["he"] = phrase
-    else:
-        referents["she"] = referents["he"] = phrase
+def _note_person(noun: str, phrase: str, referents: dict[str, str]) -> tuple[str, ...]:
+    """Note who a later "she"/"he" means; returns the pronouns noted."""
+    pronouns = (
+        ("she",) if re.fullmatch(FEMALE, noun) else ("he",) if re.fullmatch(MALE, noun) else ("she", "he")
+    )
+    for pronoun in pronouns:
+        referents[pronoun] = phrase
+    return pronouns
 
 
 def _resolve(clause: str, referents: dict[str, str], *, whole: bool) -> str:
