@@ -231,7 +231,7 @@ _ABOUT_A_PRONOUN = re.compile(
 # loan is ... 48 months at 6.9%" / "wait no, just checked the contract, it's 7.4%"; "pinned to 3.6" /
 # "sorry, 3.7 LTS, we bumped it"; "n=38,412 after exclusions. sorry, typo, 38,142". An explicit marker
 # corrects any value; a bare "no" or "sorry" (an answer or an apology as often as a correction) only a value
-# whose form is more than a whole number ("7.4%", "3.7", "38,142"), and only as its clause's first value.
+# whose form is more than a whole number ("7.4%", "3.7", "38,142"), said first or as what "it's" is.
 _OPENING_CORRECTION = re.compile(
     r"^\W*(?:(?P<explicit>(?:wait,?\s+)?no,?\s+wait|wait,?\s+no|oops|typo|correction|my\s+bad|i\s+mean|"
     r"make\s+that|actually,?\s+no)|(?:no|sorry))\b(?:[,:;.!\s-]+(?P<typo>typo|my\s+bad|i\s+mean)\b)?",
@@ -250,7 +250,9 @@ def carry_updates(clauses: list[tuple[Clause, T]]) -> list[tuple[Clause, T]]:
     The stated fact is the nearest earlier user clause holding a value of the new value's form, and it
     must hold exactly one ("£450" for "£520", "6.9%" for "7.4%", "seven" for "eight"). The update is
     dropped only when it names its thing by a pronoun ("I raised it in January, it's £520 now"): then
-    all it says is in the fact. Anything else is left as said.
+    all it says is in the fact. A clause that opens with a correction ("wait no, ... it's 7.4%", "sorry,
+    3.7 LTS") does the same and is always dropped once it corrected a value (`_opening_correction`).
+    Anything else is left as said.
     """
     found = list(clauses)
     dropped: set[int] = set()

@@ -7,8 +7,9 @@ since 10:40", "started about an hour ago"), an errand before a clock time ("Pick
 stable"), a step just taken ("The user has closed the blinds"), a cup counted ("The user is on the user's
 second coffee"), a fix just tried ("The user will try micro-batch 8") or a one-off event of an account, a bill
 or a system ("Just paid the IVA for Q2", "Order #558201 was charged twice", "The water bill is overdue", "the
-tunnel keeps flapping") or a day of this week or the next ("turns 40 this Saturday") is this session's. A year is not a clock time ("since 2019" stays), and a habit or a
-rule keeps the memory ("doesn't take meetings before 10", "in bed by 22:30 every night").
+tunnel keeps flapping") or a day of this week or the next ("turns 40 this Saturday") is this session's. A year
+is not a clock time ("since 2019" stays), and a habit or a rule keeps the memory ("doesn't take meetings before
+10", "in bed by 22:30 every night").
 """
 
 import re
