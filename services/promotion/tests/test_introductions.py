@@ -37,6 +37,7 @@ from cairn_promotion.offline import OfflineCompiler
         ("Same here", []),
         ("Anyone here?", []),
         ("Parents of twins here", []),
+        ("rule here", []),  # "rule here: no deploys during handover" heads what follows (in-style writer AG)
         # An allergy without a subject (writers P, AA).
         ("Allergic to penicillin", ["The user is allergic to penicillin"]),
         ("Also allergic to sulfa drugs.", ["The user is allergic to sulfa drugs"]),

@@ -625,6 +625,11 @@ def _user_clauses(*said: str) -> list[str]:
             ["the standup is at 9:30", "we moved the standup to 10:00 starting monday"],
             ["the standup is at 10:00", "we moved the standup to 10:00 starting monday"],
         ),
+        # A named thing's value, whatever its form: "Swift 6" updates "Swift 5.9" (in-style writer AG).
+        (
+            ["we're on Swift 5.9 for the iOS shell", "we moved to Swift 6 last sprint"],
+            ["we're on Swift 6 for the iOS shell", "we moved to Swift 6 last sprint"],
+        ),
         # No earlier value of the same form, or more than one: left as said.
         (
             ["the memory limit is 512Mi", "I bumped the memory limit to 1Gi"],

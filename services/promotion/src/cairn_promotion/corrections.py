@@ -219,7 +219,8 @@ _UPDATE_VERB = (
     r"pushed|extended|upped|went\s+up|went\s+down)"
 )
 _UPDATE = re.compile(
-    rf"\b{_UPDATE_VERB}\b(?:\s+\S+){{0,4}}?\s+to\s+(\S*\d\S*)|\bit(?:'s|’s|\s+is)\s+(\S*\d\S*)\s+now\b",
+    rf"\b{_UPDATE_VERB}\b(?:\s+\S+){{0,4}}?\s+to\s+(?:(?P<thing>[A-Z][\w.+#-]*)\s+)?(\S*\d\S*)"
+    r"|\bit(?:'s|’s|\s+is)\s+(\S*\d\S*)\s+now\b",
     re.IGNORECASE,
 )
 # Only the value is news when the update's thing is a pronoun: "raised it to", "it went up to", "it's X now".
@@ -266,14 +267,24 @@ def carry_updates(clauses: list[tuple[Clause, T]]) -> list[tuple[Clause, T]]:
         match = _UPDATE.search(clause.text)
         if match is None:
             continue
-        new = _unquoted(match.group(1) or match.group(2))
+        new = _unquoted(match.group(2) or match.group(3))
         form = _value_form(new)
+        thing = match.group("thing")
         for earlier in range(index - 1, max(index - 1 - _LOOK_BACK, -1), -1):
             previous, day = found[earlier]
             if previous.role != "user" or earlier in dropped or _UPDATE.search(previous.text):
                 continue
-            said = (previous.said or previous.text).split()
-            values = [w for w in (_unquoted(w) for w in said) if _value_form(w) == form]
+            said = [_unquoted(w) for w in (previous.said or previous.text).split()]
+            # "moved to Swift 6" updates "on Swift 5.9": a named thing's value, whatever its form.
+            values = (
+                [
+                    w
+                    for before, w in zip(said, said[1:], strict=False)
+                    if before == thing and _shape(w) == "digit"
+                ]
+                if thing
+                else []
+            ) or [w for w in said if _value_form(w) == form]
             if not values:
                 continue
             if len(values) == 1 and values[0].lower() != new.lower():

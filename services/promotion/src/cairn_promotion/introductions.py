@@ -33,7 +33,10 @@ _ROLE_HERE = re.compile(r"^(?P<role>[\w/+-]+(?:\s+[\w/+-]+){0,3})\s+here\s*[.!,]
 _NOT_A_ROLE = frozenset(
     "same anyone someone everyone nobody everybody somebody it me you we they he she what who how why where when "
     "first last new out over back right just still not up down again also only is are was were been be from "
-    "nothing everything something all both".split()
+    "nothing everything something all both "
+    # "rule here: no deploys during handover", "context here: ...": a heading for what follows, not a role.
+    "rule rules context question problem issue thing plan idea situation background policy note update status "
+    "info detail details constraint change".split()
 )
 # "Allergic to penicillin", "Also allergic to shellfish": an allergy with no subject.
 _ALLERGY = re.compile(
