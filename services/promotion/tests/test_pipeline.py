@@ -804,6 +804,11 @@ def test_recent_one_offs_are_transient(text: str, transient: bool) -> None:
             "my mum hosts. We've got two kids, Ellie and Sam. Ellie would design the puzzles, she's bossy",
             "Ellie is bossy",
         ),
+        # A group of the user's people or pets named in the same turn is the next "they" (writer R, AB).
+        (
+            "the twins, Oskar and Lotte, just turned 3 and they go to daycare Mon to Thu",
+            "The user's twins go to daycare Mon to Thu",
+        ),
         # Someone the user sees or has, said with "a"; a role written in capitals keeps them (writers T and O).
         ("I see a physio twice a week; her name is Hannah", "The user's physio is named Hannah"),
         ("My GP is Dr. Lindqvist. She is retiring in May.", "The user's GP is retiring in May"),

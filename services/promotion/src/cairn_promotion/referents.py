@@ -35,6 +35,12 @@ _NAMED_LIST = re.compile(
     r"\b(?i:cats|dogs|kids|children|twins|sons|daughters|boys|girls|pets|rabbits|horses|guinea\s+pigs)\b,?\s+"
     r"(?i:named\s+|called\s+)?([A-Z][\w'’-]+)(?:,\s+([A-Z][\w'’-]+))?,?\s+(?i:and)\s+([A-Z][\w'’-]+)"
 )
+# "the twins, Oskar and Lotte, just turned 3 and they go to daycare": who a "they" of the same turn means.
+_GROUP_MENTION = re.compile(
+    r"\b(?:my|our|the)\s+(?:two\s+|three\s+)?(twins|kids|children|parents|grandparents|cats|dogs|boys|girls)\b",
+    re.IGNORECASE,
+)
+_THEY_START = re.compile(r"^they(?:(?P<are>['’]re)|\b)", re.IGNORECASE)
 # A clause whose subject is a name the session gave: "Pippuri is diabetic, she gets insulin".
 _NAME_START = re.compile(r"^([A-Z][\w'’-]+)\s+(?=[a-z])")
 _GENDERED_START = re.compile(r"^(she|he)\b", re.IGNORECASE)
@@ -66,6 +72,7 @@ class Referents:
     def new_turn(self) -> None:
         """A new turn starts: "it" means a thing of the same turn; people are remembered for the session."""
         self._said.pop("it", None)
+        self._said.pop("they", None)
 
     def resolve(self, clause: str) -> tuple[str, str]:
         """One user clause with its leading pronoun resolved, then noted as a referent for later clauses.
@@ -106,6 +113,8 @@ class Referents:
         for match in _A_ROLE_MENTION.finditer(said):
             noun = match.group(1).lower()
             _note_person(noun, f"my {match.group(1) if match.group(1).isupper() else noun}", self._said)
+        for match in _GROUP_MENTION.finditer(said):
+            self._said["they"] = f"my {match.group(1).lower()}"
         for match in _THING_MENTION.finditer(said):
             self._said["it"] = match.group(0).lower()
         return decided, said
@@ -127,6 +136,8 @@ def _resolve(clause: str, referents: dict[str, str], *, whole: bool) -> str:
     body = DISCOURSE_PREFIX.sub("", clause)
     if whole and (thing := referents.get("it")) is not None and (it := _IT_START.match(body)):
         return f"{thing}{' is ' if _IT_IS.match(it.group(0)) else ' '}{body[it.end() :]}"
+    if whole and (group := referents.get("they")) is not None and (they := _THEY_START.match(body)):
+        return f"{group}{' are' if they['are'] else ''}{body[they.end() :]}"
     if whole and (contracted := _PRONOUN_CONTRACTION.match(body)):
         phrase = referents.get("she" if contracted.group(1).lower() == "she" else "he")
         if phrase is None:
