@@ -1,5 +1,6 @@
 """The offline pipeline's pieces: slots, dating, safety shapes, latest value per slot, the learned decision."""
 
+from collections.abc import Sequence
 from datetime import UTC, date, datetime
 
 import pytest
@@ -994,3 +995,20 @@ def test_runs_of_blank_lines_and_spaces_are_squeezed_before_any_pattern_reads_th
 def test_a_link_beside_a_call_to_act_taints_a_turn_however_many_links_it_has() -> None:
     assert turn_is_tainted("see http://x.io/a " * 50 + "and click here")
     assert not turn_is_tainted("see http://x.io/a " * 50)
+
+
+class _KeepsEveryClause:
+    """A decision that keeps every clause: what is tested here is what happens after it."""
+
+    name = "keeps-every-clause"
+
+    def decide(self, clauses: Sequence[Clause]) -> list[tuple[float, list[str]] | None]:
+        return [(0.95, ["fact"]) for _ in clauses]
+
+
+@pytest.mark.parametrize("heading", ["planning mode:", "Planning notes:"])
+def test_a_few_words_and_a_colon_head_a_list_and_are_no_memory(heading: str) -> None:
+    # Writers P and X: "planning mode:" had become "The user is planning mode".
+    turns = [Turn(role="user", content=f"{heading}\n- we ship releases every two weeks on Wednesdays")]
+    texts = [c.text for c in OfflineCompiler(_KeepsEveryClause()).extract(turns)]
+    assert texts == ["The user's team ships releases every two weeks on Wednesdays"]

@@ -207,6 +207,16 @@ def is_fragment(memory: str) -> bool:
     return ":" not in memory and len(memory.split()) < _MIN_FACT_WORDS
 
 
+# "planning mode:", "Planning notes:": a line of a few words ending in a colon heads the list below it. Read
+# as a clause it became "The user is planning mode" (2 survivors on the outside writers' sets, none matched).
+_HEADING = re.compile(r"^\W*[\w'’/&+-]+(?:\s+[\w'’/&+-]+){0,3}\s*:\s*$")
+
+
+def is_heading(clause: str) -> bool:
+    """Whether a clause, as written, is a heading: up to four words and a colon that ends it."""
+    return _HEADING.match(clause) is not None
+
+
 # A clause that is only the condition or the reason, its main clause lost: "When the assistant writes a fix",
 # "Because the user definitely wants to pay 2% fees forever" (sarcasm, or half of a thought).
 _LONE_SUBORDINATE = re.compile(r"^(?:because\b|(?:if|when|whenever) the assistant\b)[^,;:]*$", re.IGNORECASE)

@@ -23,6 +23,7 @@ from cairn_promotion.asks import (
     is_about_the_assistant,
     is_courtesy,
     is_fragment,
+    is_heading,
     is_task_request,
     is_unfinished,
     without_aside,
@@ -158,7 +159,7 @@ class OfflineCompiler:
         household = is_household([c.raw for c, _ in found if c.role == "user"])
         candidates = []
         for clause, (day, verdict) in read:
-            if verdict is not None:
+            if verdict is not None and not is_heading(clause.raw):
                 # One fact per memory: a kept clause of several bare-subject facts is a memory per fact.
                 parts = fact_parts(clause.said or clause.text)
                 for said in parts:
