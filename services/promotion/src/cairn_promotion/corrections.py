@@ -274,17 +274,7 @@ def carry_updates(clauses: list[tuple[Clause, T]]) -> list[tuple[Clause, T]]:
             previous, day = found[earlier]
             if previous.role != "user" or earlier in dropped or _UPDATE.search(previous.text):
                 continue
-            said = [_unquoted(w) for w in (previous.said or previous.text).split()]
-            # "moved to Swift 6" updates "on Swift 5.9": a named thing's value, whatever its form.
-            values = (
-                [
-                    w
-                    for before, w in zip(said, said[1:], strict=False)
-                    if before == thing and _shape(w) == "digit"
-                ]
-                if thing
-                else []
-            ) or [w for w in said if _value_form(w) == form]
+            values = _values_updated(previous.said or previous.text, thing, form)
             if not values:
                 continue
             if len(values) == 1 and values[0].lower() != new.lower():
@@ -293,6 +283,19 @@ def carry_updates(clauses: list[tuple[Clause, T]]) -> list[tuple[Clause, T]]:
                     dropped.add(index)
             break
     return [c for i, c in enumerate(found) if i not in dropped]
+
+
+def _values_updated(text: str, thing: str | None, form: str) -> list[str]:
+    """The values of `text` an update may replace: the value after the update's named thing ("moved to Swift 6"
+    updates "on Swift 5.9", whatever its form), else every value of the new value's form."""
+    words = [_unquoted(w) for w in text.split()]
+    if thing:
+        named = [
+            w for before, w in zip(words, words[1:], strict=False) if before == thing and _shape(w) == "digit"
+        ]
+        if named:
+            return named
+    return [w for w in words if _value_form(w) == form]
 
 
 def _opening_correction(raw: str) -> str | None:

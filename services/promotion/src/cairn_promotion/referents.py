@@ -4,8 +4,9 @@ Two views of one session. The decision reads clauses resolved the way it was tra
 sister" becomes "my sister", nothing more (a richer resolution changes what the learned decision reads, and
 retrained on it the model lost on sessions nobody here wrote). The memory says more: the name given beside
 the noun ("my dog Bruno, he is a beagle" -> "my dog Bruno is a beagle"), pets and people known by role
-("my advisor ... she wants drafts as Google Docs"), contractions ("he'd", "he'll") and a thing of the same
-turn ("my router keeps dropping wifi. it's a TP-Link Archer AX55").
+("my advisor ... she wants drafts as Google Docs"), a name the session gave as a clause's subject ("Pippuri is
+diabetic, she gets insulin"), contractions ("he'd", "he'll"), and a thing or a group of the same turn ("my
+router keeps dropping wifi. it's a TP-Link Archer AX55", "the twins ... they go to daycare").
 """
 
 import re
@@ -70,7 +71,8 @@ class Referents:
         self._names: dict[str, tuple[str, tuple[str, ...]]] = {}
 
     def new_turn(self) -> None:
-        """A new turn starts: "it" means a thing of the same turn; people are remembered for the session."""
+        """A new turn starts: "it" and "they" mean a thing or a group of the same turn; people are remembered for
+        the session."""
         self._said.pop("it", None)
         self._said.pop("they", None)
 
