@@ -810,6 +810,19 @@ def test_recent_one_offs_are_transient(text: str, transient: bool) -> None:
             "the twins, Oskar and Lotte, just turned 3 and they go to daycare Mon to Thu",
             "The user's twins go to daycare Mon to Thu",
         ),
+        # "her" or "him" as the object is who the session's "she"/"he" means (writers H, R and Z) ...
+        ("my mum lives in Leeds and I visit her every Sunday", "The user visits the user's mum every Sunday"),
+        (
+            "I see a physio, her name is Hannah. I see her every three weeks",
+            "The user sees the user's physio every three weeks",
+        ),
+        (
+            "our cat Pimienta is a menace but my daughter loves her",
+            "The user's daughter loves the user's cat Pimienta",
+        ),
+        # ... unless the clause names them already (writer G: "her" was the user's mum there), or it is "so him".
+        ("our cat Pimienta is 9. Pimienta adores her", "Pimienta adores her"),
+        ("my husband is impossible to buy for. that hat is so him", "That hat is so him"),
         # Someone the user sees or has, said with "a"; a role written in capitals keeps them (writers T and O).
         ("I see a physio twice a week; her name is Hannah", "The user's physio is named Hannah"),
         ("My GP is Dr. Lindqvist. She is retiring in May.", "The user's GP is retiring in May"),

@@ -41,6 +41,14 @@ _GROUP_MENTION = re.compile(
     r"\b(?:my|our|the)\s+(?:two\s+|three\s+)?(twins|kids|children|parents|grandparents|cats|dogs|boys|girls)\b",
     re.IGNORECASE,
 )
+# "I see her every three weeks", "we visit him on Sundays", "I feed her twice a day": "her" or "him" as the
+# object (what follows is no noun it could own: an adverbial, an article, a pause or the end).
+_OBJECT_PRONOUN = re.compile(
+    r"(?<=\w\s)(her|him)\b(?=\s*(?:[,.;!?]|$)|\s+(?:every|each|on|at|in|to|for|with|about|once|twice|a|an|the|and|"
+    r"but|because|since|when|whenever|if|last|next|from|into|up|out|off|back|over|again|too|as|so|weekly|daily|"
+    r"monthly|regularly|often|sometimes|most|two|three|four|\d)\b)",
+    re.IGNORECASE,
+)
 _THEY_START = re.compile(r"^they(?:(?P<are>['’]re)|\b)", re.IGNORECASE)
 # A clause whose subject is a name the session gave: "Pippuri is diabetic, she gets insulin".
 _NAME_START = re.compile(r"^([A-Z][\w'’-]+)\s+(?=[a-z])")
@@ -83,7 +91,7 @@ class Referents:
             `(for the decision, for the memory)`; either is the clause unchanged when nothing resolves.
         """
         decided = _resolve(clause, self._decided, whole=False)
-        said = _resolve(clause, self._said, whole=True)
+        said = _object_named(_resolve(clause, self._said, whole=True), self._said)
         # "our cat Mochi ... she's on a renal diet": once called "she", the cat is not the next "he" (a second pet).
         if (gendered := _GENDERED_START.match(DISCOURSE_PREFIX.sub("", clause))) is not None:
             pronoun = gendered.group(1).lower()
@@ -130,6 +138,21 @@ def _note_person(noun: str, phrase: str, referents: dict[str, str]) -> tuple[str
     for pronoun in pronouns:
         referents[pronoun] = phrase
     return pronouns
+
+
+def _object_named(clause: str, referents: dict[str, str]) -> str:
+    """The clause with its first object "her"/"him" named by who the session's "she"/"he" means (the memory's
+    view only): "I see her every three weeks" -> "I see my physio every three weeks"."""
+    match = _OBJECT_PRONOUN.search(clause)
+    if match is None:
+        return clause
+    phrase = referents.get("she" if match.group(1).lower() == "her" else "he")
+    # Not when the clause already names them ("my cat Pimienta loves her" is someone else), nor "so him".
+    if phrase is None or re.search(rf"\b{re.escape(phrase.split()[-1])}\b", clause, re.IGNORECASE):
+        return clause
+    if re.search(r"\b(?:so|like)\s+$", clause[: match.start()], re.IGNORECASE):
+        return clause
+    return f"{clause[: match.start()]}{phrase}{clause[match.end() :]}"
 
 
 def _resolve(clause: str, referents: dict[str, str], *, whole: bool) -> str:
