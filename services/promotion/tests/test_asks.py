@@ -215,12 +215,19 @@ def test_what_follows_from_a_fact_is_cut(
             "My dog is terrified of stairs, which is a real problem because we live in a walk-up",
             "The user's dog is terrified of stairs, which is a real problem because we live in a walk-up",
         ),
+        # Leave to keep what was said, after a credential the user was told to drop (in-style writers AC, AD, AE).
+        (
+            "I own all the Snowflake warehouses, that bit you can remember",
+            "The user owns all the Snowflake warehouses",
+        ),
+        ("the Nordics storefront bit you can keep", None),
+        ("fwiw our payouts go out weekly on Mondays", "The payouts go out weekly on Mondays"),
         # "in case of" is part of the fact; too little left keeps the whole.
         ("I carry an EpiPen in case of a reaction", "The user carries an EpiPen in case of a reaction"),
     ],
 )
 def test_a_remark_tagged_on_a_fact_is_cut(
-    said: str, memory: str, memory_of: Callable[[str], str | None]
+    said: str, memory: str | None, memory_of: Callable[[str], str | None]
 ) -> None:
     assert memory_of(said) == memory
 

@@ -181,7 +181,9 @@ _TRAILING_ASIDE = re.compile(
     # it. Not when a reason follows: "which is a real problem because we live in a walk-up" holds a fact.
     r"|,\s*which\s+(?:is|was|'s)\s+(?:(?:a|an)\s+)?(?:(?:real|bit\s+of\s+a|big)\s+)?(?:problem|pain|ordeal|nightmare|"
     r"funny|lovely|fair|annoying|hilarious|ironic|weird|going\s+to\s+be\s+fun|more\s+than)\b"
-    r"(?!.*\b(?:because|since|as)\b).*$",
+    r"(?!.*\b(?:because|since|as)\b).*$"
+    # "..., that bit you can remember": leave to keep what was said (after a credential it was told to drop).
+    r"|,\s*(?:that|this)\s+(?:bit|part|one)\s+the\s+assistant\s+can\s+(?:keep|remember|save|store|note)\W*$",
     re.IGNORECASE,
 )
 _MIN_ASIDE_HEAD_WORDS = 3  # "Order number is #48213 if that matters" keeps its three words
@@ -200,6 +202,18 @@ def without_aside(memory: str) -> str:
 # "Team convention", "Monthly bills", "60k customers": a heading or a list item without its statement. Of the
 # survivors this short across the sets by other writers, only a "Label: value" one was labelled (6 to 1).
 _MIN_FACT_WORDS = 3
+
+
+# "The Nordics storefront bit the assistant can keep": leave to keep something said elsewhere, no fact itself.
+_LEAVE_TO_KEEP = re.compile(
+    r"^.{0,60}\b(?:bit|part|one)\s+the\s+assistant\s+can\s+(?:keep|remember|save|store|note)\W*$",
+    re.IGNORECASE,
+)
+
+
+def is_leave_to_keep(memory: str) -> bool:
+    """Whether a memory only tells the assistant which earlier part it may keep."""
+    return _LEAVE_TO_KEEP.match(memory) is not None
 
 
 def is_fragment(memory: str) -> bool:

@@ -24,6 +24,7 @@ from cairn_promotion.asks import (
     is_courtesy,
     is_fragment,
     is_heading,
+    is_leave_to_keep,
     is_task_request,
     is_unfinished,
     without_aside,
@@ -293,6 +294,7 @@ def as_memory(candidate: Candidate) -> Candidate | None:
             points_back,
             is_bare_name,
             is_fragment,
+            is_leave_to_keep,
         )
     ):
         return None

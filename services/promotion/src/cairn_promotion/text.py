@@ -114,7 +114,7 @@ DISCOURSE_PREFIX = re.compile(
     r"^(?:(?:oh|ah|also|and|so|but|btw|by\s+the\s+way|actually|well|ok|okay|right(?!\s+now)|yes|yeah|yep|"
     r"great|"
     r"perfect|thanks|thank\s+you|hi|hey|hello|anyway|plus|wait|oh\s+wait|one\s+more\s+thing|quick\s+context|"
-    r"context|update|cool|nice|heads\s+up|big\s+news|important|though|honestly|basically|fyi|ps|"
+    r"context|update|cool|nice|heads\s+up|big\s+news|important|though|honestly|basically|fyi|fwiw|ps|"
     r"good\s+news|news|note|correct|exactly|agreed|sure|alright|all\s+right|hmm|um|uh|lol|haha|"
     r"hiii+|heyy+|oh\s+and|and\s+also|just\s+so\s+you\s+know|for\s+context|quick\s+one|"
     r"(?:quick|small|tiny|big|important|short|little)\s+(?:update|note|context|heads\s+up|news|reminder))"
