@@ -823,6 +823,19 @@ def test_recent_one_offs_are_transient(text: str, transient: bool) -> None:
         # ... unless the clause names them already (writer G: "her" was the user's mum there), or it is "so him".
         ("our cat Pimienta is 9. Pimienta adores her", "Pimienta adores her"),
         ("my husband is impossible to buy for. that hat is so him", "That hat is so him"),
+        (
+            "my aunt keeps sending me cures, bless her",
+            "The user's aunt keeps sending the user cures, bless her",
+        ),
+        # A role named without "my" at a clause's start is the user's (in-style writer AF, writers K and W).
+        (
+            "physio is Gwen Pritchard at Roath Physio, I see her every three weeks",
+            "The user sees the user's physio every three weeks",
+        ),
+        (
+            "The GP is adding alendronate for Mum. She lives with us",
+            "She lives with us",
+        ),  # no name: not the GP
         # Someone the user sees or has, said with "a"; a role written in capitals keeps them (writers T and O).
         ("I see a physio twice a week; her name is Hannah", "The user's physio is named Hannah"),
         ("My GP is Dr. Lindqvist. She is retiring in May.", "The user's GP is retiring in May"),

@@ -22,7 +22,9 @@ PETS = "dog|cat|puppy|kitten|rabbit|bunny|parrot|hamster|horse|tortoise|turtle"
 ROLES = (
     "flatmate|housemate|advisor|supervisor|doctor|therapist|accountant|trainer|coach|tutor|lawyer|mentor|"
     "neighbour|neighbor|nanny|babysitter|vet|cleaner|contractor|physio|physiotherapist|dentist|psychiatrist|"
-    "dietitian|nutritionist|midwife|gp"
+    "dietitian|nutritionist|midwife|gp|endo|endocrinologist|neurologist|cardiologist|dermatologist|"
+    "rheumatologist|oncologist|surgeon|psychologist|counsellor|counselor|optician|pharmacist|osteopath|"
+    "chiropractor|podiatrist|allergist|paediatrician|pediatrician|consultant"
 )
 # Things a later "it" can mean: "my router keeps dropping wifi. it's a TP-Link Archer AX55".
 POSSESSIONS = (

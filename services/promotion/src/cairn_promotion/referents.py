@@ -26,6 +26,11 @@ _PERSON_MENTION = re.compile(
 _A_ROLE_MENTION = re.compile(
     rf"\b(?:I|we)\s+(?:see|saw|have|had|got|hired|found|use)\s+an?\s+(?:new\s+)?({ROLES})\b", re.IGNORECASE
 )
+# "physio is Gwen Pritchard at Roath Physio", "GP is Dr. Amara Okafor": a role named without "my" opens the
+# clause; the user's own, for what follows (the memory's view only).
+_BARE_ROLE_NAMED = re.compile(
+    rf"^(?i:the\s+)?((?i:{ROLES}))\s+(?i:is)\s+((?:(?:Dr|Mrs|Mr|Ms|Prof)\.?\s+)?[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?)"
+)
 # "we also have Tofu, he's 3": a pet or a person named as the user's, for the next "she" or "he" (the name is
 # case-sensitive: "we have Sundays off" names no one).
 _HAVE_NAMED = re.compile(
@@ -120,6 +125,9 @@ class Referents:
             phrase, pronouns = self._names[subject.group(1)]
             for pronoun in pronouns:
                 self._said[pronoun] = phrase
+        if (bare := _BARE_ROLE_NAMED.match(DISCOURSE_PREFIX.sub("", said))) is not None:
+            role = bare.group(1) if bare.group(1).isupper() else bare.group(1).lower()
+            _note_person(role.lower(), f"my {role}", self._said)
         for match in _A_ROLE_MENTION.finditer(said):
             noun = match.group(1).lower()
             _note_person(noun, f"my {match.group(1) if match.group(1).isupper() else noun}", self._said)
@@ -150,7 +158,7 @@ def _object_named(clause: str, referents: dict[str, str]) -> str:
     # Not when the clause already names them ("my cat Pimienta loves her" is someone else), nor "so him".
     if phrase is None or re.search(rf"\b{re.escape(phrase.split()[-1])}\b", clause, re.IGNORECASE):
         return clause
-    if re.search(r"\b(?:so|like)\s+$", clause[: match.start()], re.IGNORECASE):
+    if re.search(r"\b(?:so|like|bless)\s+$", clause[: match.start()], re.IGNORECASE):
         return clause
     return f"{clause[: match.start()]}{phrase}{clause[match.end() :]}"
 
