@@ -805,6 +805,12 @@ def test_recent_one_offs_are_transient(text: str, transient: bool) -> None:
             "my mum hosts. We've got two kids, Ellie and Sam. Ellie would design the puzzles, she's bossy",
             "Ellie is bossy",
         ),
+        # A name given with "his/her name is", or said as someone of the user's, is who "he"/"she" means (dev, writer J).
+        (
+            "We adopted a rescue greyhound, his name is Biscuit. he's scared of thunder",
+            "Biscuit is scared of thunder",
+        ),
+        ("Priya is my tech lead, she reviews all my PRs", "Priya reviews all the user's PRs"),
         # A group of the user's people or pets named in the same turn is the next "they" (writer R, AB).
         (
             "the twins, Oskar and Lotte, just turned 3 and they go to daycare Mon to Thu",

@@ -55,6 +55,10 @@ _OBJECT_PRONOUN = re.compile(
     re.IGNORECASE,
 )
 _THEY_START = re.compile(r"^they(?:(?P<are>['’]re)|\b)", re.IGNORECASE)
+# "We adopted a rescue greyhound, his name is Biscuit": the name, and which pronoun means it.
+_NAME_GIVEN = re.compile(r"\b(?i:(his|her))\s+(?i:name)\s+(?i:is)\s+([A-Z][\w'’-]+)")
+# "Priya is my tech lead", "Okafor is my thesis supervisor": a name said as someone of the user's.
+_NAME_IS_MINE = re.compile(r"^([A-Z][\w'’-]+)\s+(?i:is)\s+(?i:my|our)\s+")
 # A clause whose subject is a name the session gave: "Pippuri is diabetic, she gets insulin".
 _NAME_START = re.compile(r"^([A-Z][\w'’-]+)\s+(?=[a-z])")
 _GENDERED_START = re.compile(r"^(she|he)\b", re.IGNORECASE)
@@ -120,6 +124,12 @@ class Referents:
         for match in _NAMED_LIST.finditer(said):
             for name in filter(None, match.groups()):
                 self._names[name] = (name, ("she", "he"))
+        for match in _NAME_GIVEN.finditer(said):
+            pronoun = "he" if match.group(1).lower() == "his" else "she"
+            self._names[match.group(2)] = (match.group(2), (pronoun,))
+            self._said[pronoun] = match.group(2)
+        if (mine := _NAME_IS_MINE.match(DISCOURSE_PREFIX.sub("", said))) is not None:
+            self._names.setdefault(mine.group(1), (mine.group(1), ("she", "he")))
         # The clause's subject is a name the session gave: it is who the next "she" or "he" means.
         if (subject := _NAME_START.match(DISCOURSE_PREFIX.sub("", said))) and subject.group(1) in self._names:
             phrase, pronouns = self._names[subject.group(1)]
