@@ -811,6 +811,12 @@ def test_recent_one_offs_are_transient(text: str, transient: bool) -> None:
             "Biscuit is scared of thunder",
         ),
         ("Priya is my tech lead, she reviews all my PRs", "Priya reviews all the user's PRs"),
+        # A name that ends a clause is who the next clause's "he"/"she" means (writers R and V, in-style AF) ...
+        ("Escalation goes to Marek, he's the platform lead", "Marek is the platform lead"),
+        ("we have a greyhound named Biscuit, he's 9", "Biscuit is 9"),
+        # ... unless the clause named someone richer, or a sentence ended between them.
+        ("my sister's name is Ana and she lives in Porto", "The user's sister lives in Porto"),
+        ("We moved to Berlin. She loves it", "She loves it"),
         # A group of the user's people or pets named in the same turn is the next "they" (writer R, AB).
         (
             "the twins, Oskar and Lotte, just turned 3 and they go to daycare Mon to Thu",

@@ -11,7 +11,7 @@ router keeps dropping wifi. it's a TP-Link Archer AX55", "the twins ... they go 
 
 import re
 
-from cairn_promotion.lexicon import FEMALE, MALE, PETS, POSSESSIONS, RELATION, ROLES
+from cairn_promotion.lexicon import FEMALE, MALE, PETS, POSSESSIONS, RELATION, ROLES, STOP_WORDS
 from cairn_promotion.names import leading_name
 from cairn_promotion.text import DISCOURSE_PREFIX
 
@@ -59,13 +59,20 @@ _THEY_START = re.compile(r"^they(?:(?P<are>['’]re)|\b)", re.IGNORECASE)
 _NAME_GIVEN = re.compile(r"\b(?i:(his|her))\s+(?i:name)\s+(?i:is)\s+([A-Z][\w'’-]+)")
 # "Priya is my tech lead", "Okafor is my thesis supervisor": a name said as someone of the user's.
 _NAME_IS_MINE = re.compile(r"^([A-Z][\w'’-]+)\s+(?i:is)\s+(?i:my|our)\s+")
+# "Escalation goes to Marek, he's the platform lead", "My accountant is Dave, he does my self assessment": a name
+# that ends a clause is who a "he"/"she" opening the next clause of the same sentence means.
+_TRAILING_NAME = re.compile(r"(?<=\s)([A-Z][a-zà-ÿ'’-]+)$")
+_NOT_A_TRAILING_NAME = frozenset(
+    "Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July August "
+    "September October November December".split()
+)
 # A clause whose subject is a name the session gave: "Pippuri is diabetic, she gets insulin".
 _NAME_START = re.compile(r"^([A-Z][\w'’-]+)\s+(?=[a-z])")
 _GENDERED_START = re.compile(r"^(she|he)\b", re.IGNORECASE)
 # "he'd love that", "she'll drive", "he's said": the contraction is a verb of its own once the pronoun is a noun.
 _PRONOUN_CONTRACTION = re.compile(
     r"^(she|he)['’](?:(d)|(ll)|s\s+(?=(?:been|got|gotten|had|done|said|told|gone|made|taken|given|seen|started|decided|moved|stopped|"
-    r"changed|booked|joined|finished|agreed|asked|mentioned|offered|promised|learned|switched|signed)\b))",
+    r"changed|booked(?!\s+(?:out|up|solid))|joined|finished|agreed|asked|mentioned|offered|promised|learned|switched|signed)\b))",
     re.IGNORECASE,
 )
 # "it's a TP-Link Archer AX55", "it's fixed at 4.29% until 2027", "it runs on Go 1.22": a thing described.
@@ -84,6 +91,7 @@ class Referents:
     def __init__(self) -> None:
         self._decided: dict[str, str] = {}  # "she"/"he" -> "my sister": the decision's view
         self._said: dict[str, str] = {}  # "she"/"he"/"it" -> "my sister Ana": the memory's view
+        self._trailing: str | None = None  # a name that ended the last clause, mid-sentence
         # "Ana" -> ("my sister Ana", ("she",)): a name the session gave, who a "she"/"he" after it means.
         self._names: dict[str, tuple[str, tuple[str, ...]]] = {}
 
@@ -92,6 +100,7 @@ class Referents:
         the session."""
         self._said.pop("it", None)
         self._said.pop("they", None)
+        self._trailing = None
 
     def resolve(self, clause: str) -> tuple[str, str]:
         """One user clause with its leading pronoun resolved, then noted as a referent for later clauses.
@@ -99,17 +108,35 @@ class Referents:
         Returns:
             `(for the decision, for the memory)`; either is the clause unchanged when nothing resolves.
         """
+        opening = _GENDERED_START.match(DISCOURSE_PREFIX.sub("", clause))
+        if opening is not None:
+            self._take_trailing_name(opening.group(1).lower())
         decided = _resolve(clause, self._decided, whole=False)
         said = _object_named(_resolve(clause, self._said, whole=True), self._said)
         # "our cat Mochi ... she's on a renal diet": once called "she", the cat is not the next "he" (a second pet).
-        if (gendered := _GENDERED_START.match(DISCOURSE_PREFIX.sub("", clause))) is not None:
-            pronoun = gendered.group(1).lower()
+        if opening is not None:
+            pronoun = opening.group(1).lower()
             other = "he" if pronoun == "she" else "she"
             if pronoun in self._said and self._said.get(other) == self._said[pronoun]:
                 del self._said[other]
         for match in _RELATION_MENTION.finditer(decided):
             noun = match.group(1).lower()
             _note_person(noun, f"my {noun}", self._decided)
+        before = dict(self._said)
+        self._note_mentions(said)
+        # A clause that named someone hands on who it named, not the name it ends with.
+        self._trailing = _trailing_name(clause) if self._said == before else None
+        return decided, said
+
+    def _take_trailing_name(self, pronoun: str) -> None:
+        """The name the last clause ended on is who this clause's opening "she"/"he" means, unless the pronoun's
+        referent already holds it ("my sister Ana ... Ana, she" keeps "my sister Ana")."""
+        name = self._trailing
+        if name is not None and name not in self._said.get(pronoun, "").split():
+            self._said[pronoun] = self._names[name][0] if name in self._names else name
+
+    def _note_mentions(self, said: str) -> None:
+        """Note who and what the clause, as the memory says it, names for the clauses after it."""
         for match in _PERSON_MENTION.finditer(said):
             noun = match.group(2).lower()
             name = leading_name(match.group(3) or "")
@@ -128,14 +155,15 @@ class Referents:
             pronoun = "he" if match.group(1).lower() == "his" else "she"
             self._names[match.group(2)] = (match.group(2), (pronoun,))
             self._said[pronoun] = match.group(2)
-        if (mine := _NAME_IS_MINE.match(DISCOURSE_PREFIX.sub("", said))) is not None:
+        body = DISCOURSE_PREFIX.sub("", said)
+        if (mine := _NAME_IS_MINE.match(body)) is not None:
             self._names.setdefault(mine.group(1), (mine.group(1), ("she", "he")))
         # The clause's subject is a name the session gave: it is who the next "she" or "he" means.
-        if (subject := _NAME_START.match(DISCOURSE_PREFIX.sub("", said))) and subject.group(1) in self._names:
+        if (subject := _NAME_START.match(body)) and subject.group(1) in self._names:
             phrase, pronouns = self._names[subject.group(1)]
             for pronoun in pronouns:
                 self._said[pronoun] = phrase
-        if (bare := _BARE_ROLE_NAMED.match(DISCOURSE_PREFIX.sub("", said))) is not None:
+        if (bare := _BARE_ROLE_NAMED.match(body)) is not None:
             role = bare.group(1) if bare.group(1).isupper() else bare.group(1).lower()
             _note_person(role.lower(), f"my {role}", self._said)
         for match in _A_ROLE_MENTION.finditer(said):
@@ -145,7 +173,14 @@ class Referents:
             self._said["they"] = f"my {match.group(1).lower()}"
         for match in _THING_MENTION.finditer(said):
             self._said["it"] = match.group(0).lower()
-        return decided, said
+
+
+def _trailing_name(clause: str) -> str | None:
+    """The name a clause ends on, mid-sentence ("Escalation goes to Marek" -> "Marek"), or None."""
+    match = _TRAILING_NAME.search(clause.rstrip(" ,;:-"))
+    if match is None or match.group(1) in _NOT_A_TRAILING_NAME or match.group(1).lower() in STOP_WORDS:
+        return None
+    return match.group(1)
 
 
 def _note_person(noun: str, phrase: str, referents: dict[str, str]) -> tuple[str, ...]:
