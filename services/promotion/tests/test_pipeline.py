@@ -817,6 +817,13 @@ def test_recent_one_offs_are_transient(text: str, transient: bool) -> None:
         # ... unless the clause named someone richer, or a sentence ended between them.
         ("my sister's name is Ana and she lives in Porto", "The user's sister lives in Porto"),
         ("We moved to Berlin. She loves it", "She loves it"),
+        # A parent or a doctor said without "my", and a dog called by its breed, are the user's (writers H, J, K).
+        ("remind me to call mom sunday at 11. she lives in Porto", "The user's mom lives in Porto"),
+        ("Doc has me on lisinopril 10 mg. she bumped me to 20 mg", "The user's doc bumped the user to 20 mg"),
+        (
+            "my greyhound Biscuit howls when I leave. He's a retired racer",
+            "The user's greyhound Biscuit is a retired racer",
+        ),
         # A group of the user's people or pets named in the same turn is the next "they" (writer R, AB).
         (
             "the twins, Oskar and Lotte, just turned 3 and they go to daycare Mon to Thu",
@@ -844,10 +851,8 @@ def test_recent_one_offs_are_transient(text: str, transient: bool) -> None:
             "physio is Gwen Pritchard at Roath Physio, I see her every three weeks",
             "The user sees the user's physio every three weeks",
         ),
-        (
-            "The GP is adding alendronate for Mum. She lives with us",
-            "She lives with us",
-        ),  # no name: not the GP
+        # A parent said without "my" is the user's, not the GP named before her (writer H).
+        ("The GP is adding alendronate for Mum. She lives with us", "The user's mum lives with us"),
         # Someone the user sees or has, said with "a"; a role written in capitals keeps them (writers T and O).
         ("I see a physio twice a week; her name is Hannah", "The user's physio is named Hannah"),
         ("My GP is Dr. Lindqvist. She is retiring in May.", "The user's GP is retiring in May"),

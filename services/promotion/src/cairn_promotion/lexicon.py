@@ -17,7 +17,12 @@ FEMALE = "daughter|mother|mom|mum|wife|sister|girlfriend|grandmother|grandma|aun
 MALE = "son|father|dad|husband|brother|boyfriend|grandfather|grandpa|uncle|nephew|stepson"
 NEUTRAL = "partner|spouse|kid|child|boss|manager|landlord|landlady|friend|roommate|colleague|cofounder"
 RELATION = f"{FEMALE}|{MALE}|{NEUTRAL}"
-PETS = "dog|cat|puppy|kitten|rabbit|bunny|parrot|hamster|horse|tortoise|turtle"
+PETS = (
+    "dog|cat|puppy|kitten|rabbit|bunny|parrot|hamster|horse|tortoise|turtle|"
+    # A dog called by its breed: "my greyhound Biscuit", "our beagle".
+    "greyhound|beagle|terrier|spaniel|labrador|collie|poodle|retriever|dachshund|shiba|husky|pug|whippet|"
+    "lurcher|corgi|schnauzer"
+)
 # People the user deals with by role, who a later "he" or "she" can mean ("my advisor ... she wants drafts").
 ROLES = (
     "flatmate|housemate|advisor|supervisor|doctor|therapist|accountant|trainer|coach|tutor|lawyer|mentor|"

@@ -31,6 +31,13 @@ _A_ROLE_MENTION = re.compile(
 _BARE_ROLE_NAMED = re.compile(
     rf"^(?i:the\s+)?((?i:{ROLES}))\s+(?i:is)\s+((?:(?:Dr|Mrs|Mr|Ms|Prof)\.?\s+)?[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?)"
 )
+# "The GP is adding alendronate for Mum", "Doc has me on lisinopril", "call mom sunday": a parent or a doctor
+# said without "my" is still the user's, for a later "she"/"he" (the memory's view only).
+_UNOWNED_MENTION = re.compile(
+    r"\b(?:(?<!\bmy\s)(?<!\bour\s)(?<!\bher\s)(?<!\bhis\s)(?<!\btheir\s)(?<!\byour\s))"
+    r"(mum|mom|mother|dad|father|grandma|grandpa|nan|nana)\b|^(?:the\s+)?(doc|doctor)\b",
+    re.IGNORECASE,
+)
 # "we also have Tofu, he's 3": a pet or a person named as the user's, for the next "she" or "he" (the name is
 # case-sensitive: "we have Sundays off" names no one).
 _HAVE_NAMED = re.compile(
@@ -169,6 +176,9 @@ class Referents:
         for match in _A_ROLE_MENTION.finditer(said):
             noun = match.group(1).lower()
             _note_person(noun, f"my {match.group(1) if match.group(1).isupper() else noun}", self._said)
+        for match in _UNOWNED_MENTION.finditer(body):
+            noun = (match.group(1) or match.group(2)).lower()
+            _note_person("doctor" if noun == "doc" else noun, f"my {noun}", self._said)
         for match in _GROUP_MENTION.finditer(said):
             self._said["they"] = f"my {match.group(1).lower()}"
         for match in _THING_MENTION.finditer(said):
