@@ -28,6 +28,8 @@ from cairn_promotion.transient import is_transient
         # A status as the session is written, a step just taken (writers E, N, R and S).
         "The pods are stable",
         "my mother is fine",
+        "my manager Dana is out sick",
+        "my sister Claire is on holiday in Crete",
         "I have closed the blinds",
         "I have checked, and the time on the thermostat was indeed an hour adrift",
         # An absence with its end in sight (writer N).

@@ -32,7 +32,12 @@ _SINCE_CLOCK = re.compile(
 # habit ("The user doesn't take meetings before 10"), so only a memory that is not about the user counts.
 _ERRAND_BY_CLOCK = re.compile(rf"^(?!(?:On [\d-]+, )?the user\b).*\b(?:before|by) {_CLOCK}", re.IGNORECASE)
 # "The pods are stable", "The user's mother is fine": how something is doing as the session is written.
-_STATUS = re.compile(r"\b(?:is|are) (?:fine|okay|ok|stable|better|worse|back up)\W*$", re.IGNORECASE)
+_STATUS = re.compile(
+    r"\b(?:is|are) (?:fine|okay|ok|stable|better|worse|back up)\W*$"
+    # "My manager Dana is out sick", "my sister is on holiday in Crete": away for now (writers I, J, R).
+    r"|\b(?:is|are) (?:out sick|off sick|on holiday|on vacation|on leave|on pto)\b",
+    re.IGNORECASE,
+)
 # "The user has closed the blinds", "has checked, and the time was an hour adrift": a step just taken.
 _STEP_TAKEN = re.compile(
     r"^(?:On [\d-]+, )?the user has (?:of course |already |just )?(?:checked|closed|opened|cleared|restarted|"
