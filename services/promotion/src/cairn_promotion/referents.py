@@ -4,9 +4,11 @@ Two views of one session. The decision reads clauses resolved the way it was tra
 sister" becomes "my sister", nothing more (a richer resolution changes what the learned decision reads, and
 retrained on it the model lost on sessions nobody here wrote). The memory says more: the name given beside
 the noun ("my dog Bruno, he is a beagle" -> "my dog Bruno is a beagle"), pets and people known by role
-("my advisor ... she wants drafts as Google Docs"), a name the session gave as a clause's subject ("Pippuri is
-diabetic, she gets insulin"), contractions ("he'd", "he'll"), and a thing or a group of the same turn ("my
-router keeps dropping wifi. it's a TP-Link Archer AX55", "the twins ... they go to daycare").
+("my advisor ... she wants drafts as Google Docs"), a parent or a doctor said without "my" ("call mom"), a
+name the session gave as a clause's subject ("Pippuri is diabetic, she gets insulin") or that ended the clause
+before ("Escalation goes to Marek, he's the platform lead"), contractions ("he'd", "he'll"), "her"/"him" as
+the object ("I visit her every Sunday"), and a thing or a group of the same turn ("my router keeps dropping
+wifi. it's a TP-Link Archer AX55", "the twins ... they go to daycare").
 """
 
 import re
