@@ -173,6 +173,8 @@ def without_trailing_join(memory: str) -> str:
 # assistant was about to suggest a forget policy", "..., sorry if the user is slow", "..., ugh": a remark to the
 # assistant, or on how the user feels about the fact, not part of it ("carries an EpiPen in case of a
 # reaction" is the fact).
+# "that bit the assistant can remember": leave to keep what was said (the words, as a pattern fragment).
+_LEAVE_TO_KEEP_WORDS = r"(?:bit|part|one)\s+the\s+assistant\s+can\s+(?:keep|remember|save|store|note)"
 _TRAILING_ASIDE = re.compile(
     r"(?:,\s*|\s+)(?:(?:just\s+)?in\s+case\s+(?:that|it|this)\s+(?:matters|helps)|if\s+(?:that|it|this)\s+"
     r"(?:matters|helps)|(?:just\s+)?in\s+case\s+the\s+assistant|sorry\s+if)\b[^,]*$"
@@ -183,7 +185,7 @@ _TRAILING_ASIDE = re.compile(
     r"funny|lovely|fair|annoying|hilarious|ironic|weird|going\s+to\s+be\s+fun|more\s+than)\b"
     r"(?!.*\b(?:because|since|as)\b).*$"
     # "..., that bit you can remember": leave to keep what was said (after a credential it was told to drop).
-    r"|,\s*(?:that|this)\s+(?:bit|part|one)\s+the\s+assistant\s+can\s+(?:keep|remember|save|store|note)\W*$",
+    rf"|,\s*(?:that|this)\s+{_LEAVE_TO_KEEP_WORDS}\W*$",
     re.IGNORECASE,
 )
 _MIN_ASIDE_HEAD_WORDS = 3  # "Order number is #48213 if that matters" keeps its three words
@@ -206,7 +208,7 @@ _MIN_FACT_WORDS = 3
 
 # "The Nordics storefront bit the assistant can keep": leave to keep something said elsewhere, no fact itself.
 _LEAVE_TO_KEEP = re.compile(
-    r"^.{0,60}\b(?:bit|part|one)\s+the\s+assistant\s+can\s+(?:keep|remember|save|store|note)\W*$",
+    rf"^.{{0,60}}\b{_LEAVE_TO_KEEP_WORDS}\W*$",
     re.IGNORECASE,
 )
 

@@ -3,6 +3,7 @@ statement taken back ("wait no, ...", same function), and a value updated later 
 (`carry_updates`)."""
 
 import re
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import TypeVar
 
@@ -270,9 +271,8 @@ def carry_updates(clauses: list[tuple[Clause, T]]) -> list[tuple[Clause, T]]:
         new = _unquoted(match.group(2) or match.group(3))
         form = _value_form(new)
         thing = match.group("thing")
-        for earlier in range(index - 1, max(index - 1 - _LOOK_BACK, -1), -1):
-            previous, day = found[earlier]
-            if previous.role != "user" or earlier in dropped or _UPDATE.search(previous.text):
+        for earlier, previous, day in _earlier_user_clauses(found, index, dropped):
+            if _UPDATE.search(previous.text):
                 continue
             values = _values_updated(previous.said or previous.text, thing, form)
             if not values:
@@ -283,6 +283,16 @@ def carry_updates(clauses: list[tuple[Clause, T]]) -> list[tuple[Clause, T]]:
                     dropped.add(index)
             break
     return [c for i, c in enumerate(found) if i not in dropped]
+
+
+def _earlier_user_clauses(
+    found: list[tuple[Clause, T]], index: int, dropped: set[int]
+) -> Iterator[tuple[int, Clause, T]]:
+    """The user clauses an update or a correction at `index` may answer, nearest first, within `_LOOK_BACK`."""
+    for earlier in range(index - 1, max(index - 1 - _LOOK_BACK, -1), -1):
+        previous, extra = found[earlier]
+        if previous.role == "user" and earlier not in dropped:
+            yield earlier, previous, extra
 
 
 def _values_updated(text: str, thing: str | None, form: str) -> list[str]:
@@ -317,10 +327,7 @@ def _opening_correction(raw: str) -> str | None:
 def _correct_earlier(found: list[tuple[Clause, T]], index: int, dropped: set[int], new: str) -> bool:
     """Give the nearest earlier user clause holding exactly one value of `new`'s form the new value."""
     form = _digit_form(new)
-    for earlier in range(index - 1, max(index - 1 - _LOOK_BACK, -1), -1):
-        previous, day = found[earlier]
-        if previous.role != "user" or earlier in dropped:
-            continue
+    for earlier, previous, day in _earlier_user_clauses(found, index, dropped):
         cores = [m.group() for m in _VALUE_CORE.finditer(previous.said or previous.text)]
         values = [core for core in cores if _digit_form(core) == form]
         if not values:

@@ -63,6 +63,8 @@ _OBJECT_PRONOUN = re.compile(
     r"monthly|regularly|often|sometimes|most|two|three|four|\d)\b)",
     re.IGNORECASE,
 )
+# "that hat is so him", "bless her": an idiom, not someone the pronoun points at.
+_IDIOM_BEFORE = re.compile(r"\b(?:so|like|bless)\s+$", re.IGNORECASE)
 _THEY_START = re.compile(r"^they(?:(?P<are>['’]re)|\b)", re.IGNORECASE)
 # "We adopted a rescue greyhound, his name is Biscuit": the name, and which pronoun means it.
 _NAME_GIVEN = re.compile(r"\b(?i:(his|her))\s+(?i:name)\s+(?i:is)\s+([A-Z][\w'’-]+)")
@@ -215,7 +217,7 @@ def _object_named(clause: str, referents: dict[str, str]) -> str:
     # Not when the clause already names them ("my cat Pimienta loves her" is someone else), nor "so him".
     if phrase is None or re.search(rf"\b{re.escape(phrase.split()[-1])}\b", clause, re.IGNORECASE):
         return clause
-    if re.search(r"\b(?:so|like|bless)\s+$", clause[: match.start()], re.IGNORECASE):
+    if _IDIOM_BEFORE.search(clause, 0, match.start()):
         return clause
     return f"{clause[: match.start()]}{phrase}{clause[match.end() :]}"
 
