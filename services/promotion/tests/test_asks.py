@@ -52,6 +52,10 @@ from cairn_promotion.text import Clause
         "I have to book something for the anniversary by Friday",
         "What's 350F in celsius, baking later",
         "What's the capital of Australia",
+        # A plan of the coming days (writer N), a question put as a statement (writer N).
+        "I intend to buy seed potatoes on Saturday",
+        "I wondered whether it matters at what time of day I walk",
+        "I did briefly wonder whether to invent placeholder addresses",
     ],
 )
 def test_a_one_off_request_is_not_a_memory(said: str, memory_of: Callable[[str], str | None]) -> None:
@@ -328,3 +332,11 @@ def test_only_the_assistant_as_subject_is_a_remark() -> None:
     assert is_about_the_assistant("The assistant has saved the user's Sunday")
     assert not is_about_the_assistant("The user wants the assistant to reply in French")
     assert not is_about_the_assistant("The user's assistant manager is Dana")
+
+
+def test_formal_should_is_a_wish(memory_of: Callable[[str], str | None]) -> None:
+    # "I should prefer" is "I would prefer" (writer N); "I should like to plot ..." is then a task.
+    assert memory_of("I should prefer English or French sources wherever possible") == (
+        "The user would prefer English or French sources wherever possible"
+    )
+    assert memory_of("I should like to plot magnitude against date") is None

@@ -18,6 +18,11 @@ from cairn_promotion.pasted import is_pasted_output
         "It compares invoice.due_date to datetime.now().date() + timedelta(days=30)",
         "The job dies with a KeyError on the second row",
         "Traceback shows it fails in the serializer",
+        # A line of code pasted without a fence (writers K and N).
+        'Sheets("Report").Cells(r, 2).Value = rs!Hours',
+        'Set rs = conn.Execute("SELECT * FROM TimeEntries")',
+        "r = r + 1",
+        "The formula in the cell is =B4+C4+D4",
     ],
 )
 def test_machine_output_is_not_a_memory(memory: str) -> None:
@@ -33,6 +38,7 @@ def test_machine_output_is_not_a_memory(memory: str) -> None:
         "The user's backups run nightly at 02:30",
         "The user's project uses Node 20",
         "The user's error budget is 99.9% over 30 days",
+        "The user's survey items are 5-point Likert, n=412",
     ],
 )
 def test_a_setting_said_in_words_stays(memory: str) -> None:

@@ -48,6 +48,10 @@ from cairn_promotion.transient import is_transient
         "I fly to Osaka next week",
         "my partner's parents are coming over for dinner next weekend",
         "we had a particularly worrying set of readings only last Tuesday",
+        # One weekday said alone (writers A, B, E, W and AA).
+        "Meera's friend has a birthday party on Saturday",
+        "I land at Kansai on Tuesday afternoon and the flight's a red-eye",
+        "I had a TSH test on Tuesday",
     ],
 )
 def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[str], str | None]) -> None:
@@ -69,6 +73,13 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
         ("My printer keeps dropping off the wifi", "The user's printer keeps dropping off the wifi"),
         ("I pay my rent on the 1st", "The user pays the user's rent on the 1st"),
         ("I work from home on Mondays and Fridays", "The user works from home on Mondays and Fridays"),
+        # Two weekdays, a part of the day in the plural, a word of routine (writers J, P and R).
+        (
+            "my team only deploys to prod on Tuesday and Wednesday",
+            "The user's team only deploys to prod on Tuesday and Wednesday",
+        ),
+        ("I coach them on Saturday mornings", "The user coaches them on Saturday mornings"),
+        ("I call my mum on Sunday every week", "The user calls the user's mum on Sunday every week"),
     ],
 )
 def test_a_habit_or_a_year_stays(said: str, memory: str, memory_of: Callable[[str], str | None]) -> None:

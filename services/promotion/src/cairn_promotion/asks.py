@@ -111,9 +111,11 @@ _SOON = (
 )
 # "The user shall telephone the pharmacist in the morning", "The user will do the stairs test on Wednesday": an
 # errand of the coming days is a task too (a decision says no such day: "will open a Roth IRA").
-# "The user has to book something for the anniversary by Friday": an obligation of the coming days likewise.
+# "The user has to book something for the anniversary by Friday": an obligation of the coming days likewise, and
+# a plan of them ("The user intends to buy seed potatoes on Saturday").
 _ERRAND = re.compile(
-    rf"{DATED_USER}(?:shall|will|has to|have to|needs to|must)\b.*\b(?:{_SOON})", re.IGNORECASE
+    rf"{DATED_USER}(?:shall|will|has to|have to|needs to|must|intends to|is going to|plans to)\b.*\b(?:{_SOON})",
+    re.IGNORECASE,
 )
 # "The user has a doctor appointment Thursday", "The user has an important call at 3pm", "The user is heading to
 # Kyoto next week": an appointment or a trip of the coming days.
@@ -125,6 +127,12 @@ _APPOINTMENT = re.compile(
 # "What's 350F in celsius, baking later", "What's the capital of Australia": a question typed without its mark
 # ("What's more, ..." and "What's annoying is ..." name no thing after it).
 _UNMARKED_QUESTION = re.compile(r"^(?:what|where|who|how|when)'s (?:the|a|an|\d)", re.IGNORECASE)
+# "The user wondered whether it matters at what time of day the user walks", "The user did briefly wonder
+# whether to invent placeholder addresses": a question put as a statement.
+_WONDERS = re.compile(
+    r"^The user (?:did |was |is )?(?:\w+ly )?wonder(?:s|ed|ing)? (?:whether|if|how|what|why|when|where|which)\b",
+    re.IGNORECASE,
+)
 _TRAILING_JOIN = re.compile(
     r"(?<![\s,;])[\s,;]++(?:and|or|but)\W*$", re.IGNORECASE
 )  # see rewrite._TRAILING_FILLER
@@ -160,6 +168,7 @@ def is_task_request(memory: str) -> bool:
             _ERRAND,
             _APPOINTMENT,
             _UNMARKED_QUESTION,
+            _WONDERS,
         )
     )
 

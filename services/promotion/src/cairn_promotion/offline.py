@@ -19,6 +19,7 @@ from datetime import date
 from typing import Protocol
 
 from cairn_contracts.promotion import Candidate, Turn
+from cairn_promotion.anecdotes import is_anecdote
 from cairn_promotion.asks import (
     is_about_the_assistant,
     is_courtesy,
@@ -39,7 +40,7 @@ from cairn_promotion.introductions import introduced_candidates
 from cairn_promotion.names import is_bare_name, named_candidates
 from cairn_promotion.pasted import is_pasted_output
 from cairn_promotion.referents import Referents, points_back
-from cairn_promotion.rewrite import is_household, self_contained, undated
+from cairn_promotion.rewrite import is_household, plain_conditional, self_contained, undated
 from cairn_promotion.rules import is_question, is_reaction, is_reported_opinion, rule_score
 from cairn_promotion.safety import holds_secret, is_instruction_like, turn_is_tainted
 from cairn_promotion.slots import slot_of
@@ -263,10 +264,11 @@ def as_memory(candidate: Candidate) -> Candidate | None:
     """The rules after the decision's pipeline: what the user asked for once, a courtesy, a remark about the
     assistant, a phrase cut short, what they used to do, only guess or have not decided (`hedges`), what only
     points back at the conversation (`referents.points_back`), what holds only for the next hours
-    (`transient`) or machine output pasted in (`pasted`) is not a fact about them; a trailing "and", a tail
-    cut short, an undecided plan and what follows from a fact ("... so the user is careful") are cut; and a
-    setting's change or a move home is said as the state it leaves (`updates.as_state`), kept with at least
-    `UPDATE_CONFIDENCE`.
+    (`transient`), machine output pasted in (`pasted`) or a story someone else lived (`anecdotes`) is not a
+    fact about them; a trailing "and", a tail cut short, an undecided plan and what follows from a fact ("...
+    so the user is careful") are cut; a formal "should like" is said as "would" (`rewrite.plain_conditional`);
+    and a setting's change or a move home is said as the state it leaves (`updates.as_state`), kept with at
+    least `UPDATE_CONFIDENCE`.
 
     They run outside `_candidate` on purpose: `eval/train_durable.py` picks the decision's threshold by
     cross-validation over `_candidate`, and with these rules inside it the fewer false positives on dev let
@@ -275,7 +277,7 @@ def as_memory(candidate: Candidate) -> Candidate | None:
     said = without_undecided(without_unfinished_tail(without_trailing_join(without_aside(candidate.text))))
     if said is None:
         return None
-    said = without_consequence(said)
+    said = plain_conditional(without_consequence(said))
     text = as_state(said)
     # The rules read how a memory opens, whether or not `self_contained` dated it ("On 2025-02-27, the user
     # needs help making a budget" is the same ask as "The user needs help making a budget").
@@ -295,6 +297,7 @@ def as_memory(candidate: Candidate) -> Candidate | None:
             is_bare_name,
             is_fragment,
             is_leave_to_keep,
+            is_anecdote,
         )
     ):
         return None

@@ -2,8 +2,8 @@
 
 A log line ("kubelet[2231]: E0211 09:14:02.118 eviction_manager.go:350] ..."), an error message quoted from a
 tool ("Unable to create VM - storage local-lvm not available", "'Cannot find module @/utils/format'"), a
-certificate's dump ("NotAfter=Mar 27 23:59:59 2025 GMT") or an expression from the code under discussion
-("datetime.now().date() + timedelta(days=30)") is what the session is about, not what to remember of the
+certificate's dump ("NotAfter=Mar 27 23:59:59 2025 GMT"), an expression from the code under discussion
+("datetime.now().date() + timedelta(days=30)") or a line of code pasted without a fence ("r = r + 1") is what the session is about, not what to remember of the
 user. The decision keeps some of them: they carry names and numbers like facts do. A stack, a version, a host
 or a subnet said in words ("The API is served at api.tallyfox.io", "The subnet is 10.40.8.0/24") is not
 matched: only the marks of output are.
@@ -16,6 +16,10 @@ _OUTPUT = re.compile(
     r"|\b\w+\.(?:go|py|js|ts|tsx|jsx|rs|java|rb|c|cc|cpp|kt|swift):\d+\b"  # file:line
     r"|\b[EWIF]\d{4} \d\d:\d\d"  # glog's severity and date
     r"|\w\(\)\.\w|\w\([^()]*\)\s*[-+*/]\s*\w+\("  # a call chain, or calls in an expression
+    # A line of code pasted without a fence: a call's member ('Sheets("Report").Cells(r, 2).Value'), an
+    # assignment from a method call ('rs = conn.Execute("SELECT ...")'), a counter ("r = r + 1") or a
+    # spreadsheet formula ("=B4+C4+D4").
+    r"|\w\([^()]*\)\.\w|\b\w+ ?= ?\w+\.\w+\(|(?i:\b(\w+) = \1 [-+*/] )|=[A-Z]{1,3}\d+[-+*/]"
     r"|\b\w+(?:Error|Exception)\b|\bTraceback\b|Cannot find module|No such file or directory"
     r"|\b(?:Unable to|Failed to) \w+ [^,;]* not (?:available|found)\b"
 )

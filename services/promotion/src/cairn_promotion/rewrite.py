@@ -302,6 +302,19 @@ def undated(fact: str) -> str:
     return fact if rest == fact else rest[:1].upper() + rest[1:]
 
 
+# "I should like to plot ...", "I should prefer English or French sources": in formal English "should" after
+# "I" is "would", the mood of a wish, not an obligation. Rewritten after the decision (`offline.as_memory`),
+# so the wish is then read as one ("would like to" is a task, "would prefer" a preference).
+_FORMAL_SHOULD = re.compile(
+    r"^((?:On [\d-]+, )?the user )should (?=(?:like|prefer|love|hate|rather)\b)", re.I
+)
+
+
+def plain_conditional(fact: str) -> str:
+    """A fact with a formal "the user should like/prefer" said as "would"."""
+    return _FORMAL_SHOULD.sub(r"\1would ", fact)
+
+
 _AGREEMENT = re.compile(
     rf"(\bthe user (?:(?:{FREQUENCY}|just|only|already|now|even|soon|then|both|quite|rather|"
     r"(?!(?:apply|reply|rely|supply|fly|ally|bully|multiply|comply|imply)\b)\w{3,}ly) )*)"

@@ -1,0 +1,34 @@
+"""A story told in passing is not a fact about the user.
+
+These run on a memory as it would be written (after `rewrite.self_contained`), after the decision kept its
+clause. "Priya's brother once ordered two identical birthday cakes", "Two years ago on fieldwork the little
+RIB flipped in Cawsand Bay", "Back in 2021 a lad ... convinced the user to put two grand into some crypto coin",
+"last summer at the user's mum's barbecue Pickle ate an entire Victoria sponge": an event someone else lived,
+told for colour. What the user did themselves stays: "The user moved to Zotero last autumn", "The user had ACL
+surgery back in 2019" are the user's history, and "Half PB is 1:38 from last spring" is a record, not a story.
+"""
+
+import re
+
+from cairn_promotion.rewrite import undated
+
+# "once ordered", "once returned a draft": a single time, told as a story ("once a week" is a habit).
+_ONCE_DONE = re.compile(
+    r"\bonce (?:\w+ed|got|went|had|made|did|said|told|came|took|gave|ran|sent|bought)\b", re.I
+)
+# A past season or a span ago that opens the story, within its first words ("from last spring" and "since last
+# autumn" date a record or a state, not a story).
+_STORY_TIME = re.compile(
+    r"^(?:\S+\s+){0,7}?(?<!from )(?<!since )"
+    r"(?:last (?:summer|spring|winter|autumn|weekend|christmas)|(?:\w+ )?years ago|back in \d{4})\b",
+    re.IGNORECASE,
+)
+_ABOUT_THE_USER = re.compile(r"^the user(?:'s team)? ", re.IGNORECASE)
+
+
+def is_anecdote(memory: str) -> bool:
+    """Whether a memory is a past event someone other than the user lived, told in passing."""
+    opening = undated(memory)
+    if _ABOUT_THE_USER.match(opening):
+        return False
+    return _ONCE_DONE.search(opening) is not None or _STORY_TIME.search(opening) is not None

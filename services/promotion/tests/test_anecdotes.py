@@ -1,0 +1,41 @@
+"""A story someone else lived, told in passing, is not a memory; the user's own history is."""
+
+from collections.abc import Callable
+
+import pytest
+
+from cairn_promotion.anecdotes import is_anecdote
+
+
+@pytest.mark.parametrize(
+    "memory",
+    [
+        # Writer I.
+        "Priya's brother once ordered two identical birthday cakes on purpose for twins",
+        "On 2025-05-13, the user's supervisor Dr Helen once returned a draft with 'why?' written in the margin",
+        "Two years ago on fieldwork the little RIB flipped in Cawsand Bay",
+        "Back in 2021 a lad convinced the user to put two grand into some crypto coin",
+        "On 2025-04-02, last summer at the user's mum's barbecue Pickle ate an entire Victoria sponge",
+    ],
+)
+def test_a_story_told_in_passing_is_not_a_memory(memory: str) -> None:
+    assert is_anecdote(memory)
+
+
+@pytest.mark.parametrize(
+    "memory",
+    [
+        "The user moved to Zotero last autumn",
+        "The user had ACL surgery on the user's left knee back in 2019",
+        "On 2025-02-03, the user was diagnosed with type 2 diabetes last spring",
+        "Half PB is 1:38 from last spring",
+        "The user's wife Priya runs a bakery, and about a year ago the user built her an ordering site",
+        "The user's team goes climbing once a week",
+    ],
+)
+def test_the_users_own_history_stays(memory: str) -> None:
+    assert not is_anecdote(memory)
+
+
+def test_a_story_is_not_promoted(memory_of: Callable[[str], str | None]) -> None:
+    assert memory_of("Two years ago on fieldwork the little RIB flipped in Cawsand Bay") is None
