@@ -42,6 +42,11 @@ from cairn_promotion.transient import is_transient
         "Site-to-site between the two offices keeps flapping on IPsec",
         "Prod is throwing 500s on POST /v1/invoices",
         "Friday's deploy broke checkout for 40 min",
+        # A ticket and what its reporter says (writers B, E, F and V).
+        "Customer on ZD-55812 is furious, got double-charged $120",
+        "A few patients say the appointment confirmation emails are landing in their junk folder",
+        "PAY-2231 is red on CI again",
+        "Escalating SUP-11007 from Brightline Logistics",
         # A day of this week or the next (writers A, H, K, M, R, W, X and AA).
         "my brother Tomás turns 40 this Saturday",
         "I'm picking up a rescue greyhound next Saturday",
@@ -72,6 +77,7 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
         ("my mother is fine with dogs in the house", "The user's mother is fine with dogs in the house"),
         ("My printer keeps dropping off the wifi", "The user's printer keeps dropping off the wifi"),
         ("I pay my rent on the 1st", "The user pays the user's rent on the 1st"),
+        ("Clients are on net 30 with a 2% late fee", "Clients are on net 30 with a 2% late fee"),
         ("I work from home on Mondays and Fridays", "The user works from home on Mondays and Fridays"),
         # Two weekdays, a part of the day in the plural, a word of routine (writers J, P and R).
         (

@@ -25,6 +25,17 @@ _OUTPUT = re.compile(
 )
 
 
+# "4 cups flour, 2 tsp baking soda, 1 tsp salt, ...", "The recipe calls for 6 oz butter, 6 oz caster sugar":
+# a recipe copied in is the dish's, not the user's (writers A, E and N; none labelled one). One measure said
+# alone ("2 tbsp of chia every morning") may be a habit and stays.
+_RECIPE = re.compile(
+    r"\brecipe (?:that )?calls for\b"
+    r"|(?:\b[\d.½¼¾/]+ ?(?:cups?|tsp|tbsp|oz|tablespoons?|teaspoons?)\b.*){2}",
+    re.IGNORECASE,
+)
+
+
 def is_pasted_output(memory: str) -> bool:
-    """Whether a memory carries the marks of machine output (a log line, an error, a dump, an expression)."""
-    return _OUTPUT.search(memory) is not None
+    """Whether a memory carries the marks of machine output (a log line, an error, a dump, an expression) or
+    of a recipe copied in."""
+    return _OUTPUT.search(memory) is not None or _RECIPE.search(memory) is not None

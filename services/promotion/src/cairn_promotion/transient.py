@@ -58,7 +58,7 @@ _TRIED = re.compile(
     re.IGNORECASE,
 )
 
-# "Just paid an $85 copay", "Order #558201 was charged twice", "They got double billed for march", "flight TK1862
+# "Just paid an $85 copay", "Order #558201 was charged twice", "Customer on ZD-55812 is furious", "They got double billed for march", "flight TK1862
 # got rebooked", "Invoice #112 is 30 days overdue", "the VPN keeps flapping", "Prod is throwing 500s", "Friday's
 # deploy broke checkout": what happened to an account, a bill or a system this week, not what it is. No writer
 # labelled one (5 survivors on the outside writers' sets, 8 on the in-style dev half); "keeps dropping off the
@@ -69,7 +69,13 @@ _ONE_OFF = re.compile(
     r"|\b(?:is|are) (?:\d+ days )?overdue\b"
     r"|\bkeeps? (?:flapping|crashing|timing out)\b"
     r"|\b(?:is|are) throwing (?:\d{3}s|errors)\b"
-    r"|\bbroke (?:checkout|prod|production|the build|the site)\b",
+    r"|\bbroke (?:checkout|prod|production|the build|the site)\b"
+    # "Customer on ZD-55812 is furious", "A few patients say the confirmation emails land in junk", "PAY-2231 is
+    # red on CI again", "Escalating SUP-11007": a ticket and what its reporter says (writers B, E, F and V; a
+    # "Customer number CX-448812" is the user's own reference, and "Clients are on net 30" a standing term: both stay).
+    r"|^(?:On [\d-]+, )?(?:a few |some |several )?(?:customers?|patients|users|clients)(?: on [\w-]+)? "
+    r"(?:says?|reports?|(?:is|are) (?:furious|angry|upset|complaining|asking))\b"
+    r"|^(?:On [\d-]+, )?(?:escalating )?(?-i:[A-Z]{2,6}-\d{2,6})(?: (?:is|was|still|from|has)\b|$)",
     re.IGNORECASE,
 )
 
