@@ -4,7 +4,7 @@ from collections.abc import Callable
 
 import pytest
 
-from cairn_promotion.anecdotes import is_anecdote
+from cairn_promotion.anecdotes import is_anecdote, is_hearsay
 
 
 @pytest.mark.parametrize(
@@ -39,3 +39,30 @@ def test_the_users_own_history_stays(memory: str) -> None:
 
 def test_a_story_is_not_promoted(memory_of: Callable[[str], str | None]) -> None:
     assert memory_of("Two years ago on fieldwork the little RIB flipped in Cawsand Bay") is None
+
+
+@pytest.mark.parametrize(
+    "memory",
+    [
+        # Writers B, E, L, R, T and AA.
+        "Dana says it's fine since PG 11",
+        "The user's friend says it'll ruin the user for every other language",
+        "Log says AccessDenied on PutObject",
+        "The printer's screen says it's connected",
+        "Everyone says that's when he decided to become one",
+    ],
+)
+def test_what_someone_else_says_is_not_a_memory(memory: str) -> None:
+    assert is_hearsay(memory)
+
+
+@pytest.mark.parametrize(
+    "memory",
+    [
+        "The user's physio says the user has got patellar tendinopathy in the user's left knee",
+        "The team's style guide says max line length 100",
+        "The user says the assistant can call them Sam",
+    ],
+)
+def test_a_carer_or_a_written_rule_is_not_hearsay(memory: str) -> None:
+    assert not is_hearsay(memory)

@@ -23,6 +23,9 @@ from cairn_promotion.pasted import is_pasted_output
         'Set rs = conn.Execute("SELECT * FROM TimeEntries")',
         "r = r + 1",
         "The formula in the cell is =B4+C4+D4",
+        # A reference copied from a bibliography (writers B and J).
+        "[1] Hughes TP et al. (2017) Global warming and recurrent mass bleaching of corals",
+        "Smith J, Lee K, 2021, Social media and sleep, Journal of Adolescent Health vol 68 p 45-52",
         # A recipe copied in (writers A, E and N).
         "4 cups flour, 2 tsp baking soda, 1 tsp salt, 1 cup butter",
         "The user has got a recipe that calls for 250 g of butter and 2 cups of flour",
@@ -43,6 +46,7 @@ def test_machine_output_is_not_a_memory(memory: str) -> None:
         "The user's error budget is 99.9% over 30 days",
         "The user's survey items are 5-point Likert, n=412",
         "The user takes 2 tbsp of chia seeds every morning",
+        "The Chen et al. 2021 paper found a 23% drop in nitrogen fixation under drought",
     ],
 )
 def test_a_setting_said_in_words_stays(memory: str) -> None:

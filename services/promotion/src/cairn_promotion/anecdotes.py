@@ -1,4 +1,4 @@
-"""A story told in passing is not a fact about the user.
+"""A story told in passing, or what someone else says, is not a fact about the user.
 
 These run on a memory as it would be written (after `rewrite.self_contained`), after the decision kept its
 clause. "Priya's brother once ordered two identical birthday cakes", "Two years ago on fieldwork the little
@@ -6,11 +6,17 @@ RIB flipped in Cawsand Bay", "Back in 2021 a lad ... convinced the user to put t
 "last summer at the user's mum's barbecue Pickle ate an entire Victoria sponge": an event someone else lived,
 told for colour. What the user did themselves stays: "The user moved to Zotero last autumn", "The user had ACL
 surgery back in 2019" are the user's history, and "Half PB is 1:38 from last spring" is a record, not a story.
+
+So is hearsay: "Dana says it's fine since PG 11", "The user's friend says it'll ruin the user for every other
+language", "Log says AccessDenied on PutObject", "The printer's screen says it's connected". What a doctor,
+a physio or a supervisor says is often the user's diagnosis or standing instruction, and what a written rule
+says ("The team's style guide says max line length 100") is the rule: both stay.
 """
 
 import re
 
 from cairn_promotion.rewrite import undated
+from cairn_promotion.rules import CARER
 
 # "once ordered", "once returned a draft": a single time, told as a story ("once a week" is a habit).
 _ONCE_DONE = re.compile(
@@ -32,3 +38,24 @@ def is_anecdote(memory: str) -> bool:
     if _ABOUT_THE_USER.match(opening):
         return False
     return _ONCE_DONE.search(opening) is not None or _STORY_TIME.search(opening) is not None
+
+
+# Who or what says it: up to four words opening the memory, not the user.
+_HEARSAY = re.compile(
+    r"^(?!the user\s)(?P<holder>[\w'’-]+(?: [\w'’-]+){0,3}?) (?:also )?(?:says|said|shows|complains)\b",
+    re.IGNORECASE,
+)
+
+_WRITTEN_RULE = re.compile(
+    r"\b(?:guide|policy|contract|handbook|docs|documentation|readme|lease|terms|rules|runbook|agreement)\b",
+    re.IGNORECASE,
+)
+
+
+def is_hearsay(memory: str) -> bool:
+    """Whether a memory is what someone or something other than the user or their carer says."""
+    match = _HEARSAY.match(undated(memory))
+    if match is None:
+        return False
+    holder = match.group("holder")
+    return CARER.search(holder) is None and _WRITTEN_RULE.search(holder) is None

@@ -19,7 +19,7 @@ from datetime import date
 from typing import Protocol
 
 from cairn_contracts.promotion import Candidate, Turn
-from cairn_promotion.anecdotes import is_anecdote
+from cairn_promotion.anecdotes import is_anecdote, is_hearsay
 from cairn_promotion.asks import (
     is_about_the_assistant,
     is_courtesy,
@@ -264,7 +264,8 @@ def as_memory(candidate: Candidate) -> Candidate | None:
     """The rules after the decision's pipeline: what the user asked for once, a courtesy, a remark about the
     assistant, a phrase cut short, what they used to do, only guess or have not decided (`hedges`), what only
     points back at the conversation (`referents.points_back`), what holds only for the next hours
-    (`transient`), machine output pasted in (`pasted`) or a story someone else lived (`anecdotes`) is not a
+    (`transient`), machine output pasted in (`pasted`) a story someone else lived or what
+    someone else says (`anecdotes`) is not a
     fact about them; a trailing "and", a tail cut short, an undecided plan and what follows from a fact ("...
     so the user is careful") are cut; a formal "should like" is said as "would" (`rewrite.plain_conditional`);
     and a setting's change or a move home is said as the state it leaves (`updates.as_state`), kept with at
@@ -298,6 +299,7 @@ def as_memory(candidate: Candidate) -> Candidate | None:
             is_fragment,
             is_leave_to_keep,
             is_anecdote,
+            is_hearsay,
         )
     ):
         return None

@@ -20,6 +20,10 @@ _OUTPUT = re.compile(
     # assignment from a method call ('rs = conn.Execute("SELECT ...")'), a counter ("r = r + 1") or a
     # spreadsheet formula ("=B4+C4+D4").
     r"|\w\([^()]*\)\.\w|\b\w+ ?= ?\w+\.\w+\(|(?i:\b(\w+) = \1 [-+*/] )|=[A-Z]{1,3}\d+[-+*/]"
+    # A reference copied from a bibliography: "[1] Hughes TP et al. (2017) Global warming and ...", "Smith J, Lee
+    # K, 2021, Social media and sleep, Journal of Adolescent Health vol 68 p 45-52" (writers B and J). A paper
+    # named in a sentence ("The Chen et al. 2021 paper found ...") is not matched.
+    r"|^\[\d+\]\s|\bvol\.? \d+\b.*\bpp?\.? ?\d+"
     r"|\b\w+(?:Error|Exception)\b|\bTraceback\b|Cannot find module|No such file or directory"
     r"|\b(?:Unable to|Failed to) \w+ [^,;]* not (?:available|found)\b"
 )

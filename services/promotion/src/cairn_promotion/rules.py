@@ -256,7 +256,7 @@ _OPINION_VERB = re.compile(
 _OPINION_HOLDER_MAX_WORDS = 6
 _OWN_VIEW = re.compile(r"^\W*(?:i|we|i'm|i've|we've|we're)\b", re.IGNORECASE)
 # What a doctor, physio or advisor says is often the user's diagnosis or standing instruction: kept.
-_CARER = re.compile(
+CARER = re.compile(
     r"\b(?:doctor|gp|physio|physiotherapist|dentist|therapist|nurse|vet|advisor|supervisor|specialist|"
     r"consultant|cardiologist|dermatologist|endocrinologist|optician|dietitian|nutritionist)\b",
     re.IGNORECASE,
@@ -373,7 +373,7 @@ def is_reported_opinion(text: str) -> bool:
     if not holder.strip() or len(holder.split()) > _OPINION_HOLDER_MAX_WORDS or _OWN_VIEW.match(holder):
         return False
     if verb.group(0).lower().startswith(("says", "said", "told")):
-        return not _CARER.search(holder) and bool(_ADVICE.search(text[verb.end() :]))
+        return not CARER.search(holder) and bool(_ADVICE.search(text[verb.end() :]))
     return True
 
 
