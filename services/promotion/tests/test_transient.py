@@ -42,10 +42,6 @@ from cairn_promotion.transient import is_transient
         "Site-to-site between the two offices keeps flapping on IPsec",
         "Prod is throwing 500s on POST /v1/invoices",
         "Friday's deploy broke checkout for 40 min",
-        # A clock read to the minute (writers F, P and S).
-        "13:50, rollback in progress",
-        "NS updated at the registrar at 13:55, TTL was 86400",
-        "It's 23:40 here so I bet it's timezone",
         # A ticket and what its reporter says (writers B, E, F and V).
         "Customer on ZD-55812 is furious, got double-charged $120",
         "A few patients say the appointment confirmation emails are landing in their junk folder",
@@ -82,10 +78,6 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
         ("My printer keeps dropping off the wifi", "The user's printer keeps dropping off the wifi"),
         ("I pay my rent on the 1st", "The user pays the user's rent on the 1st"),
         ("Clients are on net 30 with a 2% late fee", "Clients are on net 30 with a 2% late fee"),
-        # A schedule on the quarter hour, a range, a duration.
-        ("Team standup is daily at 9:15", "Team standup is daily at 9:15"),
-        ("I teach Tue/Thu 10:30-11:50", "The user teaches Tue/Thu 10:30-11:50"),
-        ("My half marathon PB is 1:38", "The user's half marathon PB is 1:38"),
         ("I work from home on Mondays and Fridays", "The user works from home on Mondays and Fridays"),
         # Two weekdays, a part of the day in the plural, a word of routine (writers J, P and R).
         (

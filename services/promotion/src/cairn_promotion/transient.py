@@ -7,8 +7,7 @@ since 10:40", "started about an hour ago"), an errand before a clock time ("Pick
 stable"), a step just taken ("The user has closed the blinds"), a cup counted ("The user is on the user's
 second coffee"), a fix just tried ("The user will try micro-batch 8") or a one-off event of an account, a bill
 or a system ("Just paid the IVA for Q2", "Order #558201 was charged twice", "The water bill is overdue", "the
-tunnel keeps flapping"), a day of this week or the next ("turns 40 this Saturday") or a clock read to the minute
-("13:50, rollback in progress") is this session's. A year
+tunnel keeps flapping") or a day of this week or the next ("turns 40 this Saturday") is this session's. A year
 is not a clock time ("since 2019" stays), and a habit or a rule keeps the memory ("doesn't take meetings before
 10", "in bed by 22:30 every night").
 """
@@ -100,13 +99,6 @@ _ON_A_WEEKDAY = re.compile(
     r"(?!s\b|\s+(?:and|or|&|to|through)\s+\w+day|\s+(?:morning|afternoon|evening|night)s\b)",
     re.IGNORECASE,
 )
-# "13:50, rollback in progress", "Started: 14:05 UTC", "NS updated at the registrar at 13:55": a clock read off an
-# incident is to the minute, where a schedule is on the quarter hour ("standup at 9:15", "backups at 02:30") or a
-# range ("10:30-11:50"). A time before 6 with odd minutes is as often a duration ("Half PB is 1:38"), and is
-# left alone. On every labelled set: 8 survivors, none matched.
-_EVENT_CLOCK = re.compile(
-    r"(?<![\d:.–-])(?:0?[6-9]|1\d|2[0-3]):(?!00|15|30|45)[0-5]\d\b(?!\s*(?:-|–|to|until)\s*\d)"
-)
 _ROUTINE = re.compile(r"\b(?:every|each|always|usually|routine|from now on|weekly)\b", re.IGNORECASE)
 
 
@@ -124,6 +116,5 @@ def is_transient(memory: str) -> bool:
             _TRIED,
             _ONE_OFF,
             _THIS_WEEK,
-            _EVENT_CLOCK,
         )
     ) or (_ON_A_WEEKDAY.search(memory) is not None and _ROUTINE.search(memory) is None)
