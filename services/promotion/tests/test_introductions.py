@@ -38,6 +38,10 @@ from cairn_promotion.offline import OfflineCompiler
         ("Anyone here?", []),
         ("Parents of twins here", []),
         ("rule here", []),  # "rule here: no deploys during handover" heads what follows (in-style writer AG)
+        # A partner named (dataset_v2 dev); a doctor seen is not one.
+        ("I'm seeing someone new, Dani.", ["The user's partner is named Dani"]),
+        ("I'm dating Kenji now", ["The user's partner is named Kenji"]),
+        ("I'm seeing Dr Patel", []),
         # An allergy without a subject (writers P, AA).
         ("Allergic to penicillin", ["The user is allergic to penicillin"]),
         ("Also allergic to sulfa drugs.", ["The user is allergic to sulfa drugs"]),

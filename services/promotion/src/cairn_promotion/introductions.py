@@ -1,5 +1,5 @@
 """What the user says of themselves in a few words, with no verb for the decision to read: "I'm Tomás.", "ICU
-nurse here", "Allergic to penicillin".
+nurse here", "Allergic to penicillin", "I'm seeing someone new, Dani".
 
 Such a line is how people introduce themselves or fill in a context block, and it is durable (a name, a trade,
 an allergy), yet the learned decision scores it low: it has no subject or no predicate of the kind it was trained
@@ -59,6 +59,13 @@ _SELF_STATE = re.compile(
     r"lactose intolerant|gluten intolerant)\s*[.!]*$",
     re.IGNORECASE,
 )
+# "I'm seeing someone new, Dani", "I'm dating Kenji now": a partner named. "Seeing" needs the "someone": "I'm
+# seeing Dr Patel" names a doctor.
+_NEW_PARTNER = re.compile(
+    rf"^(?:and\s+|but\s+)?(?:i['’]m|i am)\s+(?:now\s+)?(?:seeing\s+someone(?:\s+new)?|dating(?:\s+someone(?:\s+new)?)?)"
+    rf",?\s+(?P<name>{_NAME_WORD})(?:\s+now)?\s*[.!]*$",
+    re.IGNORECASE,
+)
 _VOWEL_SOUND = re.compile(r"^(?:[aeiou]|[AEFHILMNORSX](?:[A-Z\d]|$))")
 
 
@@ -97,6 +104,8 @@ def introduced(text: str) -> list[str]:
             role = f"{first.lower()} {rest}".strip()
         article = "an" if _VOWEL_SOUND.match(role) else "a"
         return [f"The user is {article} {role}"]
+    if (match := _NEW_PARTNER.match(clause)) is not None and _is_name(match.group("name")):
+        return [f"The user's partner is named {match.group('name')}"]
     if (match := _ALLERGY.match(clause)) is not None:
         return [f"The user is allergic to {match.group('what')}"]
     return []
