@@ -48,6 +48,7 @@ from cairn_promotion.text import Clause
         "I have a doctor appointment Thursday",
         "I have an important call at 3pm",
         "I'm heading to Kyoto next week for five days",
+        "flying to Yerevan friday, need a packing list",
         # An obligation of the coming days (writer S), a question typed without its mark (writer U).
         "I have to book something for the anniversary by Friday",
         "What's 350F in celsius, baking later",

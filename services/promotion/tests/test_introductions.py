@@ -38,6 +38,10 @@ from cairn_promotion.offline import OfflineCompiler
         ("Anyone here?", []),
         ("Parents of twins here", []),
         ("rule here", []),  # "rule here: no deploys during handover" heads what follows (in-style writer AG)
+        # Where the user comes from (in-style writer AD).
+        ("I'm originally from Cuenca, Ecuador", ["The user is originally from Cuenca, Ecuador"]),
+        ("I'm from Lyon", ["The user is originally from Lyon"]),
+        ("I'm from the future", []),
         # A partner named (dataset_v2 dev); a doctor seen is not one.
         ("I'm seeing someone new, Dani.", ["The user's partner is named Dani"]),
         ("I'm dating Kenji now", ["The user's partner is named Kenji"]),

@@ -118,9 +118,11 @@ _ERRAND = re.compile(
     re.IGNORECASE,
 )
 # "The user has a doctor appointment Thursday", "The user has an important call at 3pm", "The user is heading to
-# Kyoto next week": an appointment or a trip of the coming days.
+# Kyoto next week", "Flying to Yerevan friday": an appointment or a trip of the coming days.
 _APPOINTMENT = re.compile(
-    rf"{DATED_USER}(?:has(?: got)? an?|is (?:heading|flying|going|driving|travell?ing))\b"
+    rf"(?:{DATED_USER}(?:has(?: got)? an?|is (?:heading|flying|going|driving|travell?ing))"
+    # "Flying to Yerevan friday, need a packing list": the same trip said without its subject.
+    r"|^(?:On [\d-]+, )?(?:heading|flying|driving|travell?ing|off) to)\b"
     rf".*\b(?:{_SOON}|at \d{{1,2}}(?::\d\d)?\s*(?:am|pm))",
     re.IGNORECASE,
 )

@@ -1,5 +1,5 @@
 """What the user says of themselves in a few words, with no verb for the decision to read: "I'm Tomás.", "ICU
-nurse here", "Allergic to penicillin", "I'm seeing someone new, Dani".
+nurse here", "Allergic to penicillin", "I'm originally from Cuenca, Ecuador", "I'm seeing someone new, Dani".
 
 Such a line is how people introduce themselves or fill in a context block, and it is durable (a name, a trade,
 an allergy), yet the learned decision scores it low: it has no subject or no predicate of the kind it was trained
@@ -66,6 +66,13 @@ _NEW_PARTNER = re.compile(
     rf",?\s+(?P<name>{_NAME_WORD})(?:\s+now)?\s*[.!]*$",
     re.IGNORECASE,
 )
+# "I'm originally from Cuenca, Ecuador", "I'm from Lyon": where the user comes from, as the whole clause (the
+# decision scores it 0.48 on the in-style dev half). Capitalised words only: "I'm from the future" names no place.
+_FROM_PLACE = re.compile(
+    rf"^(?:i['’]m|i am)\s+(?P<originally>originally\s+)?from\s+"
+    rf"(?P<place>(?-i:[A-Z][\w’'-]*)(?:(?:,\s*|\s+)(?-i:[A-Z][\w’'-]*)){{0,3}})\s*[.!]*$",
+    re.IGNORECASE,
+)
 _VOWEL_SOUND = re.compile(r"^(?:[aeiou]|[AEFHILMNORSX](?:[A-Z\d]|$))")
 
 
@@ -104,6 +111,8 @@ def introduced(text: str) -> list[str]:
             role = f"{first.lower()} {rest}".strip()
         article = "an" if _VOWEL_SOUND.match(role) else "a"
         return [f"The user is {article} {role}"]
+    if (match := _FROM_PLACE.match(clause)) is not None:
+        return [f"The user is originally from {match.group('place')}"]
     if (match := _NEW_PARTNER.match(clause)) is not None and _is_name(match.group("name")):
         return [f"The user's partner is named {match.group('name')}"]
     if (match := _ALLERGY.match(clause)) is not None:
