@@ -69,8 +69,8 @@ _NEW_PARTNER = re.compile(
 # "I'm originally from Cuenca, Ecuador", "I'm from Lyon": where the user comes from, as the whole clause (the
 # decision scores it 0.48 on the in-style dev half). Capitalised words only: "I'm from the future" names no place.
 _FROM_PLACE = re.compile(
-    rf"^(?:i['’]m|i am)\s+(?P<originally>originally\s+)?from\s+"
-    rf"(?P<place>(?-i:[A-Z][\w’'-]*)(?:(?:,\s*|\s+)(?-i:[A-Z][\w’'-]*)){{0,3}})\s*[.!]*$",
+    r"^(?:i['’]m|i am)\s+(?:originally\s+)?from\s+"
+    r"(?P<place>(?-i:[A-Z][\w’'-]*)(?:(?:,\s*|\s+)(?-i:[A-Z][\w’'-]*)){0,3})\s*[.!]*$",
     re.IGNORECASE,
 )
 _VOWEL_SOUND = re.compile(r"^(?:[aeiou]|[AEFHILMNORSX](?:[A-Z\d]|$))")
