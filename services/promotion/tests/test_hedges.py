@@ -5,7 +5,7 @@ from collections.abc import Callable
 
 import pytest
 
-from cairn_promotion.hedges import is_guess, without_undecided
+from cairn_promotion.hedges import is_bare_plan, is_guess, without_undecided
 
 
 @pytest.mark.parametrize(
@@ -80,3 +80,28 @@ def test_a_plan_not_yet_made_is_not_a_memory(memory: str, kept: str | None) -> N
 def test_an_undecided_plan_said_in_a_session_is_not_promoted(memory_of: Callable[[str], str | None]) -> None:
     assert memory_of("Maybe I'll learn the cello next year, not sure yet") is None
     assert memory_of("I'm maybe going to train for a half marathon next spring") is None
+
+
+@pytest.mark.parametrize(
+    ("memory", "bare"),
+    [
+        # A plan named with none of its details (writers F, G, I, O, R, Y, Z and AA).
+        ("The user is planning an offsite for the design team", True),
+        ("The user is planning to redo the back garden", True),
+        ("The user is organizing the team offsite", True),
+        # When, where or how big is what lasts (writers L, O and U).
+        ("The user is planning the wedding for September 2026 in Porto", False),
+        ("The user is planning the team offsite for Q3", False),
+        ("The user is planning the family summer trip", False),
+        ("The user is planning a trip to Japan with Dana", False),
+    ],
+)
+def test_a_plan_without_a_detail_is_the_sessions_topic(memory: str, bare: bool) -> None:
+    assert is_bare_plan(memory) is bare
+
+
+def test_a_plan_without_a_detail_is_not_promoted(memory_of: Callable[[str], str | None]) -> None:
+    assert memory_of("I'm planning an offsite for the design team") is None
+    assert memory_of("I'm planning the wedding for September 2026 in Porto") == (
+        "The user is planning the wedding for September 2026 in Porto"
+    )

@@ -47,3 +47,23 @@ def without_undecided(memory: str) -> str | None:
     if hedge is None:
         return memory
     return head_before(memory, hedge.start())
+
+
+# "The user is planning an offsite for the design team", "The user is planning to redo the back garden": a plan
+# named with none of its details is what the session is about; what lasts is when, where or how big ("planning
+# the wedding for September 2026 in Porto", "the team offsite for Q3", "the family summer trip"). No writer
+# labelled one without a detail (8 survivors on the outside writers' sets, none matched).
+_PLAN_NAMED = re.compile(
+    rf"{DATED_USER}is (?:planning|organi[sz]ing|preparing|arranging)\b(?P<plan>.*)$", re.IGNORECASE
+)
+_PLAN_DETAIL = re.compile(
+    r"\d|\b(?i:january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"spring|summer|autumn|fall|winter|christmas|easter)\b"
+    r"|\b[A-Z][a-z]"  # a place or a name: "in Porto", "with Dana"
+)
+
+
+def is_bare_plan(memory: str) -> bool:
+    """Whether a memory names a plan the user is making and nothing of when, where or how big it is."""
+    match = _PLAN_NAMED.match(memory)
+    return match is not None and _PLAN_DETAIL.search(match.group("plan")) is None

@@ -35,7 +35,7 @@ from cairn_promotion.asks import (
 )
 from cairn_promotion.compiler import DEFAULT_MAX_CHARS, DEFAULT_MAX_TURNS, READABLE_ROLES, recent_window
 from cairn_promotion.corrections import apply_corrections, carry_updates
-from cairn_promotion.hedges import is_guess, without_undecided
+from cairn_promotion.hedges import is_bare_plan, is_guess, without_undecided
 from cairn_promotion.introductions import introduced_candidates
 from cairn_promotion.names import is_bare_name, named_candidates
 from cairn_promotion.pasted import is_pasted_output
@@ -262,14 +262,13 @@ def _candidate(
 
 def as_memory(candidate: Candidate) -> Candidate | None:
     """The rules after the decision's pipeline: what the user asked for once, a courtesy, a remark about the
-    assistant, a phrase cut short, what they used to do, only guess or have not decided (`hedges`), what only
-    points back at the conversation (`referents.points_back`), what holds only for the next hours
-    (`transient`), machine output pasted in (`pasted`) a story someone else lived or what
-    someone else says (`anecdotes`) is not a
-    fact about them; a trailing "and", a tail cut short, an undecided plan and what follows from a fact ("...
-    so the user is careful") are cut; a formal "should like" is said as "would" (`rewrite.plain_conditional`);
-    and a setting's change or a move home is said as the state it leaves (`updates.as_state`), kept with at
-    least `UPDATE_CONFIDENCE`.
+    assistant, a phrase cut short, what they used to do, only guess, have not decided or plan without a detail
+    (`hedges`), what only points back at the conversation (`referents.points_back`), what holds only for the
+    next hours (`transient`), machine output pasted in (`pasted`), a story someone else lived or what someone
+    else says (`anecdotes`) is not a fact about them; a trailing "and", a tail cut short, an undecided plan
+    and what follows from a fact ("... so the user is careful") are cut; a formal "should like" is said as
+    "would" (`rewrite.plain_conditional`); and a setting's change or a move home is said as the state it
+    leaves (`updates.as_state`), kept with at least `UPDATE_CONFIDENCE`.
 
     They run outside `_candidate` on purpose: `eval/train_durable.py` picks the decision's threshold by
     cross-validation over `_candidate`, and with these rules inside it the fewer false positives on dev let
@@ -293,6 +292,7 @@ def as_memory(candidate: Candidate) -> Candidate | None:
             is_former,
             is_transient,
             is_guess,
+            is_bare_plan,
             is_pasted_output,
             points_back,
             is_bare_name,
