@@ -42,6 +42,10 @@ from cairn_promotion.transient import is_transient
         "Site-to-site between the two offices keeps flapping on IPsec",
         "Prod is throwing 500s on POST /v1/invoices",
         "Friday's deploy broke checkout for 40 min",
+        # Today said at either end, in the languages writer C mixes in.
+        "Hoy leí el paper de Hughes 2018",
+        "Aaj fasting sugar 180 aaya, thoda tension ho raha hai",
+        "my wifi keeps dropping every 10 minutes or so, desde ayer",
         # A ticket and what its reporter says (writers B, E, F and V).
         "Customer on ZD-55812 is furious, got double-charged $120",
         "A few patients say the appointment confirmation emails are landing in their junk folder",
@@ -78,6 +82,10 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
         ("My printer keeps dropping off the wifi", "The user's printer keeps dropping off the wifi"),
         ("I pay my rent on the 1st", "The user pays the user's rent on the 1st"),
         ("Clients are on net 30 with a 2% late fee", "Clients are on net 30 with a 2% late fee"),
+        (
+            "most of our customers are in Ontario right now",
+            "Most of the customers are in Ontario right now",
+        ),
         ("I work from home on Mondays and Fridays", "The user works from home on Mondays and Fridays"),
         # Two weekdays, a part of the day in the plural, a word of routine (writers J, P and R).
         (
