@@ -103,6 +103,12 @@ def test_a_standing_rule_or_a_habit_stays(
         ("The user always prefers that", True),
         ("The user always says that", True),
         ("The user only wants one", True),
+        ("The user has never trusted them", True),
+        ("The user actually loved it", True),
+        # The verb elided (writers H and N).
+        ("The user never does", True),
+        ("The user never shall", True),
+        ("The user wants review comments kept under five bullets if the assistant can", False),
         ("The user prefers that the assistant answers in French", False),
         ("The user's cat only eats one brand of food", False),
         ("Decided to go with 5 restarts in 15 minutes plus a", True),

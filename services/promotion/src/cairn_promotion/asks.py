@@ -78,11 +78,14 @@ _EMBEDDED_QUESTION_END = re.compile(
     re.IGNORECASE,
 )
 
-# "The user always prefers that", "The user always says that", "The user only wants one": what the verb takes
-# is named elsewhere in the chat, so the memory alone says nothing.
+# "The user always prefers that", "The user always says that", "The user only wants one", "The user has never
+# trusted them": what the verb takes is named elsewhere in the chat, so the memory alone says nothing.
 _OBJECT_ELSEWHERE = re.compile(
-    r"\b(?:prefers?|likes?|loves?|says|hates?|enjoys?|needs?|uses?|does|wants?)(?: \w+ly)? "
-    r"(?:that|those|this|these|it|them|one)\W*$",
+    r"\b(?:prefer(?:s|red)?|liked?|likes|loved?|loves|says|hated?|hates|enjoy(?:s|ed)?|needs?|needed|uses?|used|"
+    r"does|want(?:s|ed)?|trust(?:s|ed)?)(?: \w+ly)? (?:that|those|this|these|it|them|one|him|her)\W*$"
+    # "The user never does", "The user never shall": the verb is elided, and what it stands for is elsewhere.
+    r"|^(?:On [\d-]+, )?the user (?:(?:\w+ly|never|always|just|still|also) )*"
+    r"(?:shall|will|does|did|do|can|would|should|won't|can't|doesn't|didn't)\W*$",
     re.IGNORECASE,
 )
 
