@@ -46,6 +46,8 @@ from cairn_promotion.transient import is_transient
         "Hoy leí el paper de Hughes 2018",
         "Aaj fasting sugar 180 aaya, thoda tension ho raha hai",
         "my wifi keeps dropping every 10 minutes or so, desde ayer",
+        "Lost 3 kg this month",
+        "It has been clicking since Tuesday",
         # A ticket and what its reporter says (writers B, E, F and V).
         "Customer on ZD-55812 is furious, got double-charged $120",
         "A few patients say the appointment confirmation emails are landing in their junk folder",
@@ -82,6 +84,7 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
         ("My printer keeps dropping off the wifi", "The user's printer keeps dropping off the wifi"),
         ("I pay my rent on the 1st", "The user pays the user's rent on the 1st"),
         ("Clients are on net 30 with a 2% late fee", "Clients are on net 30 with a 2% late fee"),
+        ("Rent went up to £1,320 from this month", "Rent went up to £1,320 from this month"),
         (
             "most of our customers are in Ontario right now",
             "Most of the customers are in Ontario right now",

@@ -107,7 +107,10 @@ _ON_A_WEEKDAY = re.compile(
 # ("most of the customers are in Ontario right now") and is left out.
 _DAY_WORDS = (
     r"today|tonight|yesterday|heute|gestern|aaj|abhi|hoy|ayer|ahora|aujourd'hui|ce soir|hoje|ontem|"
-    r"agora|oggi|ieri|stasera"
+    r"agora|oggi|ieri|stasera|"
+    # "Lost 3 kg this month", "It has been clicking since Tuesday" (the in-style dev half, writers K, N and V);
+    # "Rent went up to £1,320 from this month" is a new value from now on, and stays.
+    r"(?<!from )this month|since (?:mon|tues|wednes|thurs|fri|satur|sun)day"
 )
 _TODAY = re.compile(
     rf"^(?:On [\d-]+, )?(?:\S+\s+){{0,3}}(?:{_DAY_WORDS})\b|\b(?:{_DAY_WORDS})(?:\s+\S+){{0,1}}\W*$",
