@@ -45,7 +45,7 @@ _HEARSAY = re.compile(
     r"^(?!the user\s)(?P<holder>[\w'’-]+(?: [\w'’-]+){0,3}?) (?:also )?(?:says|said|shows|complains)\b",
     re.IGNORECASE,
 )
-
+# What a written rule says is the rule: "The team's style guide says max line length 100".
 _WRITTEN_RULE = re.compile(
     r"\b(?:guide|policy|contract|handbook|docs|documentation|readme|lease|terms|rules|runbook|agreement)\b",
     re.IGNORECASE,

@@ -3,10 +3,11 @@
 A log line ("kubelet[2231]: E0211 09:14:02.118 eviction_manager.go:350] ..."), an error message quoted from a
 tool ("Unable to create VM - storage local-lvm not available", "'Cannot find module @/utils/format'"), a
 certificate's dump ("NotAfter=Mar 27 23:59:59 2025 GMT"), an expression from the code under discussion
-("datetime.now().date() + timedelta(days=30)") or a line of code pasted without a fence ("r = r + 1") is what the session is about, not what to remember of the
-user. The decision keeps some of them: they carry names and numbers like facts do. A stack, a version, a host
-or a subnet said in words ("The API is served at api.tallyfox.io", "The subnet is 10.40.8.0/24") is not
-matched: only the marks of output are.
+("datetime.now().date() + timedelta(days=30)") or a line of code pasted without a fence ("r = r + 1") is what
+the session is about, not what to remember of the user; so is a recipe or a reference copied in. The decision
+keeps some of them: they carry names and numbers like facts do. A stack, a version, a host or a subnet said
+in words ("The API is served at api.tallyfox.io", "The subnet is 10.40.8.0/24") is not matched: only the
+marks of output are.
 """
 
 import re

@@ -59,7 +59,7 @@ _TRIED = re.compile(
     re.IGNORECASE,
 )
 
-# "Just paid an $85 copay", "Order #558201 was charged twice", "Customer on ZD-55812 is furious", "They got double billed for march", "flight TK1862
+# "Just paid an $85 copay", "Order #558201 was charged twice", "They got double billed for march", "flight TK1862
 # got rebooked", "Invoice #112 is 30 days overdue", "the VPN keeps flapping", "Prod is throwing 500s", "Friday's
 # deploy broke checkout": what happened to an account, a bill or a system this week, not what it is. No writer
 # labelled one (5 survivors on the outside writers' sets, 8 on the in-style dev half); "keeps dropping off the
@@ -101,14 +101,14 @@ _ON_A_WEEKDAY = re.compile(
     re.IGNORECASE,
 )
 # "Ich glaube, heute Nacht schaffen wir nur die Hälfte", "Aaj fasting sugar 180 aaya", "Hoy leí el paper de
-# Hughes", "... keeps dropping every 10 minutes or so, desde ayer": today, tonight or yesterday, in
-# the languages the writers mix in (writer C), opening or closing the memory. Inside a long memory the word
-# dates one part of it ("..., and today we ...") and the memory stays; "right now" is as often "currently"
-# ("most of the customers are in Ontario right now") and is left out.
+# Hughes", "... keeps dropping every 10 minutes or so, desde ayer": today, tonight or yesterday, in the
+# languages the writers mix in (writer C), opening or closing the memory. Inside a long memory the word dates
+# one part of it ("..., and today we ...") and the memory stays; "right now" is as often "currently" ("most
+# of the customers are in Ontario right now") and is left out.
 _DAY_WORDS = (
     r"today|tonight|yesterday|heute|gestern|aaj|abhi|hoy|ayer|ahora|aujourd'hui|ce soir|hoje|ontem|"
     r"agora|oggi|ieri|stasera|"
-    # "Lost 3 kg this month", "It has been clicking since Tuesday" (the in-style dev half, writers K, N and V);
+    # "Lost 3 kg this month", "It has been clicking since Tuesday" (writers K, M, N, V and the in-style dev half);
     # "Rent went up to £1,320 from this month" is a new value from now on, and stays.
     r"(?<!from )this month|since (?:mon|tues|wednes|thurs|fri|satur|sun)day"
 )
