@@ -347,3 +347,21 @@ def test_formal_should_is_a_wish(memory_of: Callable[[str], str | None]) -> None
         "The user would prefer English or French sources wherever possible"
     )
     assert memory_of("I should like to plot magnitude against date") is None
+
+
+@pytest.mark.parametrize(
+    ("memory", "praise"),
+    [
+        # Praise for what the assistant suggested (writers D, E, I, L, N, R, T and W).
+        ("The freeze-flat thing is genius", True),
+        ("Garlic oil is a great tip", True),
+        ("Swimming sounds nice", True),
+        ("The marriage record in Liverpool is a good shout", True),
+        # What the user says of someone of theirs, or a fact.
+        ("The user's supervisor, Dr Helen Marsh, is brilliant but terrifying", False),
+        ("The user is good at chess", False),
+        ("The user's team's on-call is weekly and the handover is at 10:00", False),
+    ],
+)
+def test_praise_for_a_suggestion_is_about_the_assistant(memory: str, praise: bool) -> None:
+    assert is_about_the_assistant(memory) is praise

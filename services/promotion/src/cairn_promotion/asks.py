@@ -151,11 +151,21 @@ def is_courtesy(memory: str) -> bool:
 # "The assistant was right about the registry-url", "The assistant has saved the user's Sunday": a remark to the
 # assistant about itself, not a fact about the user ("The user wants the assistant to ..." has the user as subject).
 _ABOUT_THE_ASSISTANT = re.compile(r"^(?:On [\d-]+, )?the assistant\b", re.IGNORECASE)
+# "The freeze-flat thing is genius", "Garlic oil is a great tip", "Swimming sounds nice", "The marriage record in
+# Liverpool is a good shout": praise for what the assistant suggested (writers D, E, I, L, N, R, T and W; 15
+# survivors, none matched). What the user says of someone of theirs ("The user's supervisor is brilliant") is
+# left to the decision.
+_PRAISED = re.compile(
+    r"^(?:On [\d-]+, )?(?!the user\b)(?:\S+\s+){0,7}?(?:sounds?|seems?|looks?|is|are)(?: \w+ly)? "
+    r"(?:an? )?(?:really |so |super |very )?"
+    r"(?:great|genius|perfect|nice|easiest|fun|good|clever|smart|brilliant|helpful|useful|amazing|fantastic)\b",
+    re.IGNORECASE,
+)
 
 
 def is_about_the_assistant(memory: str) -> bool:
-    """Whether a memory's subject is the assistant: a thanks or a verdict on its answer."""
-    return _ABOUT_THE_ASSISTANT.match(memory) is not None
+    """Whether a memory's subject is the assistant, or what it suggested: a thanks or a verdict on its answer."""
+    return _ABOUT_THE_ASSISTANT.match(memory) is not None or _PRAISED.match(memory) is not None
 
 
 def is_task_request(memory: str) -> bool:
