@@ -47,6 +47,9 @@ from cairn_promotion.transient import is_transient
         "Aaj fasting sugar 180 aaya, thoda tension ho raha hai",
         "my wifi keeps dropping every 10 minutes or so, desde ayer",
         "Lost 3 kg this month",
+        # A reading as the session is written.
+        "The disk on db-3 is at 91%",
+        "Fsync p99 is at 40ms",
         "It has been clicking since Tuesday",
         # A ticket and what its reporter says (writers B, E, F and V).
         "Customer on ZD-55812 is furious, got double-charged $120",
@@ -85,6 +88,7 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
         ("I pay my rent on the 1st", "The user pays the user's rent on the 1st"),
         ("Clients are on net 30 with a 2% late fee", "Clients are on net 30 with a 2% late fee"),
         ("Rent went up to £1,320 from this month", "Rent went up to £1,320 from this month"),
+        ("The loan's at 7.9%", "The loan's at 7.9%"),
         (
             "most of our customers are in Ontario right now",
             "Most of the customers are in Ontario right now",
