@@ -30,6 +30,8 @@ from cairn_promotion.text import Clause
         # Something to be made in this session (writers M, S and W).
         "I need a script that finds IAM access keys older than 90 days and deactivates them",
         "I need a quick way to batch inserts of about 5k rows at a time",
+        "I want a strength routine I can do at home",
+        "I want a GitHub Actions check that blocks merges to main during the freeze window",
         # One thing to be done (writers K, Q and W).
         "I want a table booked for 2 at Lume friday 8pm",
         "I want 'rotate TLS certs' added to my ops list",

@@ -34,8 +34,11 @@ _MEANS_TO = re.compile(
 # needs a script that finds IAM access keys older than 90 days": something to be made in this session.
 _NEEDS_HELP = re.compile(
     r"^The user (?:really |just |also )?(?:needs|wants|would like)(?: like)? "
-    r"(?:some |a little |a bit of |a quick |quick )?(?:help|ideas?|advice|suggestions?|tips|"
-    r"an? (?:quick )?(?:idea|overview|summary|plan|script|way|function|query|formula|regex|template))\b",
+    r"(?:(?:some |a little |a bit of |a quick |quick )?(?:help|ideas?|advice|suggestions?|tips|"
+    r"an? (?:quick )?(?:idea|overview|summary|plan|script|way|function|query|formula|regex|template))"
+    # "The user wants a strength routine the user can do at home", "... a running plan", "... a GitHub Actions
+    # check that blocks merges": a thing to be made, named with what it is for (writers E, K, L and O).
+    r"|an? (?:[\w'-]+ ){1,3}?(?:routine|plan|check|schedule|template|checklist|workout|itinerary|procedure))\b",
     re.IGNORECASE,
 )
 # "Summarize the second one in 3 bullets", "Need quick overview of UPI market share", and the same request
