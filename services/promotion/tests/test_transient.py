@@ -66,6 +66,8 @@ from cairn_promotion.transient import is_transient
         "Meera's friend has a birthday party on Saturday",
         "I land at Kansai on Tuesday afternoon and the flight's a red-eye",
         "I had a TSH test on Tuesday",
+        "The deadline is Friday",
+        "Next block starts Thursday",
     ],
 )
 def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[str], str | None]) -> None:
@@ -100,6 +102,11 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
             "The user's team only deploys to prod on Tuesday and Wednesday",
         ),
         ("I coach them on Saturday mornings", "The user coaches them on Saturday mornings"),
+        ("Training is tuesday and thursday evenings", "Training is tuesday and thursday evenings"),
+        (
+            "my swim mornings are Monday, Wednesday and Friday",
+            "The user's swim mornings are Monday, Wednesday and Friday",
+        ),
         ("I call my mum on Sunday every week", "The user calls the user's mum on Sunday every week"),
     ],
 )
