@@ -527,6 +527,15 @@ def test_a_value_corrected_in_the_same_breath_is_replaced(said: str, meant: str)
     [
         # The explanation names the new value: the statement keeps its subject with the new value.
         ("minSdk is 23, wait no, we bumped it to 26 in the spring", "minSdk is 26"),
+        # A channel is a value too (the in-style dev half).
+        (
+            "alerts go to #ops-alerts on slack, actually no we renamed it to #alerts-prod last week",
+            "alerts go to #alerts-prod on slack",
+        ),
+        (
+            "I just moved, alerts go to #ops-alerts, actually no we renamed it to #alerts-prod",
+            "I just moved, alerts go to #alerts-prod",
+        ),
         (
             "Mira's pocket money is 5€ a week, actually no, we raised it to 7€ when she turned 8. She saves.",
             "Mira's pocket money is 7€ a week. She saves.",
@@ -555,10 +564,6 @@ def test_a_value_corrected_in_the_same_breath_is_replaced(said: str, meant: str)
         (
             "target `develop`... wait no we killed develop in jan, target `main`",
             "we killed develop in jan, target `main`",
-        ),
-        (
-            "I just moved, alerts go to #ops-alerts, actually no we renamed it to #alerts-prod",
-            "I just moved, we renamed it to #alerts-prod",
         ),
         ("I play violin. Actually no, I switched to cello years ago", "I switched to cello years ago"),
         # Not a retraction.

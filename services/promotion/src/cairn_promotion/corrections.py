@@ -140,11 +140,18 @@ def _replaced(words: list[str], i: int, new: str) -> list[str]:
     return [*words[:i], new + word[len(word.rstrip(",.;:)")) :], *words[i + 1 :]]
 
 
+# A chat channel or a handle without digits: "#alerts-prod", "@platform-oncall".
+_HANDLE = re.compile(r"[#@][a-z][\w.-]*")
+
+
 def _value_form(word: str) -> str:
-    """A value's form ("d%", "d.d", "n" for a number word), or "" for a word that is no value."""
+    """A value's form ("d%", "d.d", "n" for a number word, "#" for a channel), or "" for a word that is no
+    value."""
     bare = _unquoted(word).lower()
     if bare in NUMBER_WORDS:
         return "n"
+    if _HANDLE.fullmatch(bare):
+        return bare[0]  # "#ops-alerts" -> "#alerts-prod", "@dana" -> "@dana.k": a channel or a handle
     return _digit_form(bare) if _shape(bare) == "digit" else ""
 
 
