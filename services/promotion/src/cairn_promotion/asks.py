@@ -155,7 +155,7 @@ def is_courtesy(memory: str) -> bool:
 # assistant about itself, not a fact about the user ("The user wants the assistant to ..." has the user as subject).
 _ABOUT_THE_ASSISTANT = re.compile(r"^(?:On [\d-]+, )?the assistant\b", re.IGNORECASE)
 # "The freeze-flat thing is genius", "Garlic oil is a great tip", "Swimming sounds nice", "The marriage record in
-# Liverpool is a good shout": praise for what the assistant suggested (writers D, E, I, L, N, R, T and W; 15
+# Liverpool is a good shout": praise for what the assistant suggested (writers D, E, I, L, N, R, T and W; 14
 # survivors, none matched). What the user says of someone of theirs ("The user's supervisor is brilliant") is
 # left to the decision.
 _PRAISED = re.compile(
