@@ -10,6 +10,8 @@ habit or a standing rule ("always", "every morning", "from now on"), which keeps
 
 import re
 
+from cairn_promotion.lexicon import WEEKDAY
+
 # A standing rule or a habit, not a one-off task: "remind me to take levothyroxine at 6:30 every morning".
 _STANDING = re.compile(
     r"\b(?:always|never|every|each|daily|weekly|monthly|from now on|going forward|in (?:the )?future|"
@@ -111,7 +113,7 @@ _COURTESY = re.compile(
 DATED_USER = r"^(?:On [\d-]+, )?the user(?:'s team)? "
 # A time of the coming days: "on Wednesday", "in the morning", "in 20 minutes", "at 3pm" ("since Tuesday" is past).
 _SOON = (
-    r"(?<!since )(?:on )?(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|tomorrow|tonight|later today|in the morning|"
+    rf"(?<!since )(?:on )?{WEEKDAY}\b|tomorrow|tonight|later today|in the morning|"
     r"this (?:week|weekend|evening|afternoon|morning)|next (?:week|appointment|visit)|"
     r"in a (?:fortnight|few days|day or two)|in (?:about )?\d+ (?:minutes|mins|hours)|over the coming (?:week|days)"
 )

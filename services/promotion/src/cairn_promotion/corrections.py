@@ -7,17 +7,14 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import TypeVar
 
-from cairn_promotion.lexicon import STOP_WORDS
+from cairn_promotion.lexicon import CALENDAR_NAMES, STOP_WORDS
 from cairn_promotion.text import Clause
 
 NUMBER_WORDS = frozenset(
     "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred".split()
 )
-_CALENDAR = frozenset(
-    "January February March April May June July August September October November December Jan Feb Mar Apr "
-    "Jun Jul Aug Sep Sept Oct Nov Dec Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
-)
+_CALENDAR = CALENDAR_NAMES | frozenset("Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec".split())
 
 # A value corrected mid-sentence: "due jun 30 - sorry, jul 30", "eks in us-east-2... wait no eu-west-1",
 # "contrib is 10%... wait 12% since the raise". Only the corrected value is a fact; keeping the sentence as

@@ -53,6 +53,13 @@ RECURRING = (
     r"\b(?:once|twice|\w+ times) (?:a|per) (?:day|week|month|year)\b|\bon (?:mondays|tuesdays|wednesdays|"
     r"thursdays|fridays|saturdays|sundays|weekends|weekdays)\b"
 )
+# A weekday's name in the singular, as a pattern: "on Friday" is one day, "on Fridays" (WEEKDAY + "s") a routine.
+WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+# The days' and months' names, capitalised like a name but never one ("on Monday", "since March").
+CALENDAR_NAMES = frozenset(
+    "Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July August "
+    "September October November December".split()
+)
 FREQUENCY = (
     "always|never|usually|typically|normally|generally|often|sometimes|rarely|mostly|really|strongly|"
     "definitely|also|still|much"

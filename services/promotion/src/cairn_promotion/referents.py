@@ -13,7 +13,16 @@ wifi. it's a TP-Link Archer AX55", "the twins ... they go to daycare").
 
 import re
 
-from cairn_promotion.lexicon import FEMALE, MALE, PETS, POSSESSIONS, RELATION, ROLES, STOP_WORDS
+from cairn_promotion.lexicon import (
+    CALENDAR_NAMES,
+    FEMALE,
+    MALE,
+    PETS,
+    POSSESSIONS,
+    RELATION,
+    ROLES,
+    STOP_WORDS,
+)
 from cairn_promotion.names import leading_name
 from cairn_promotion.text import DISCOURSE_PREFIX
 
@@ -73,10 +82,6 @@ _NAME_IS_MINE = re.compile(r"^([A-Z][\w'’-]+)\s+(?i:is)\s+(?i:my|our)\s+")
 # "Escalation goes to Marek, he's the platform lead", "My accountant is Dave, he does my self assessment": a name
 # that ends a clause is who a "he"/"she" opening the next clause of the same sentence means.
 _TRAILING_NAME = re.compile(r"(?<=\s)([A-Z][a-zà-ÿ'’-]+)$")
-_NOT_A_TRAILING_NAME = frozenset(
-    "Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July August "
-    "September October November December".split()
-)
 # A clause whose subject is a name the session gave: "Pippuri is diabetic, she gets insulin".
 _NAME_START = re.compile(r"^([A-Z][\w'’-]+)\s+(?=[a-z])")
 _GENDERED_START = re.compile(r"^(she|he)\b", re.IGNORECASE)
@@ -192,7 +197,7 @@ class Referents:
 def _trailing_name(clause: str) -> str | None:
     """The name a clause ends on, mid-sentence ("Escalation goes to Marek" -> "Marek"), or None."""
     match = _TRAILING_NAME.search(clause.rstrip(" ,;:-"))
-    if match is None or match.group(1) in _NOT_A_TRAILING_NAME or match.group(1).lower() in STOP_WORDS:
+    if match is None or match.group(1) in CALENDAR_NAMES or match.group(1).lower() in STOP_WORDS:
         return None
     return match.group(1)
 

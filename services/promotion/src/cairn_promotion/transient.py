@@ -16,6 +16,7 @@ the memory ("doesn't take meetings before 10", "in bed by 22:30 every night").
 import re
 
 from cairn_promotion.asks import DATED_USER
+from cairn_promotion.lexicon import WEEKDAY
 
 # A time of day: "9", "10:40", "3pm", "14:00"; not a year, a version, an amount or an ordinal ("since 2019",
 # "by 9.5", "before 6%", "since 9th grade").
@@ -85,7 +86,7 @@ _ONE_OFF = re.compile(
 # A weekday in the plural is a routine ("deploys on Fridays") and never matches. No writer labelled one (16
 # survivors on the outside writers' sets, 1 matched: a brother "marrying Ines this Saturday").
 _THIS_WEEK = re.compile(
-    r"\b(?:next|this|last)\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day\b(?!s)"
+    rf"\b(?:next|this|last)\s+{WEEKDAY}\b(?!s)"
     r"|\b(?:next|this|last)\s+(?:mon|tue|wed|thu|fri|sat|sun)\b"
     r"|\bnext\s+week(?:end)?\b|\bthis\s+weekend\b",
     re.IGNORECASE,
@@ -97,7 +98,7 @@ _THIS_WEEK = re.compile(
 # this up for the user on Sunday"); on the in-style dev half, 1, not matched.
 _ON_A_WEEKDAY = re.compile(
     # "The deadline is Friday", "Next block starts Thursday", "a brief due Thursday": the same with its verb.
-    r"\b(?:on|(?:starts?|ends?|begins?|is|are|due)(?: on)?) (?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
+    rf"\b(?:on|(?:starts?|ends?|begins?|is|are|due)(?: on)?) {WEEKDAY}\b"
     r"(?!s\b|\s+(?:and|or|&|to|through)\s+\w+day|,\s*\w+day|\s+(?:morning|afternoon|evening|night)s\b)",
     re.IGNORECASE,
 )
@@ -111,7 +112,7 @@ _DAY_WORDS = (
     r"agora|oggi|ieri|stasera|"
     # "Lost 3 kg this month", "It has been clicking since Tuesday" (writers K, M, N, V and the in-style dev half);
     # "Rent went up to £1,320 from this month" is a new value from now on, and stays.
-    r"(?<!from )this month|since (?:mon|tues|wednes|thurs|fri|satur|sun)day"
+    rf"(?<!from )this month|since {WEEKDAY}"
 )
 _TODAY = re.compile(
     rf"^(?:On [\d-]+, )?(?:\S+\s+){{0,3}}(?:{_DAY_WORDS})\b|\b(?:{_DAY_WORDS})(?:\s+\S+){{0,1}}\W*$",

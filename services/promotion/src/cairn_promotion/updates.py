@@ -13,7 +13,7 @@ a new tool, and keeps its words.
 
 import re
 
-from cairn_promotion.lexicon import PETS, RELATION
+from cairn_promotion.lexicon import PETS, RELATION, WEEKDAY
 from cairn_promotion.places import place_at
 from cairn_promotion.rewrite import undated
 
@@ -28,7 +28,7 @@ _WHEN = (
     r"|\s*,?\s*(?:last|this) (?:spring|summer|autumn|fall|winter|weekend)"
     r"|\s*,?\s*(?:recently|now))*"
 )
-_DAYS = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
+_DAYS = rf"{WEEKDAY}s?"
 _TIME = r"\d{1,2}(?::\d{2})?(?:\s*(?:am|pm))?|noon|midday"
 _AMOUNT = r"[$£€]\s?\d[\d,.]*k?|\d[\d,.]*\s?(?:%|mg|mcg|g|kg|ml|k|minutes?|mins?|hours?|days?|weeks?)"
 # "The user's team moved the standup to 10:00", "The user bumped the contribution to $600 a month".
