@@ -110,6 +110,14 @@ def test_a_standing_rule_or_a_habit_stays(
         # The verb elided (writers H and N).
         ("The user never does", True),
         ("The user never shall", True),
+        # Something done to a thing the memory does not name (writers L, N, T and the in-style writers).
+        ("The user's team cut it from €300", True),
+        ("The user sold it when the user moved flats", True),
+        ("The user has had it since the user was 12", True),
+        ("Flushing it is always safe", True),
+        ("The user sold the Golf in March", False),
+        ("Nothing that big goes in the dishwasher", False),
+        ("Running backups twice a day is the rule", False),
         ("The user wants review comments kept under five bullets if the assistant can", False),
         ("The user prefers that the assistant answers in French", False),
         ("The user's cat only eats one brand of food", False),
