@@ -449,6 +449,11 @@ class TestNormalise:
             ),
             ("please write tests first", "The user wants tests written first"),
             ("never put them in env files", "The user never wants them put in env files"),
+            # An indefinite pronoun is the whole object; what follows it says when (in-style writers).
+            (
+                "never put anything the morning after a night shift",
+                "The user never wants anything put the morning after a night shift",
+            ),
             # No clear object: left as the assistant's task.
             ("keep answers short", "The user wants the assistant to keep answers short"),
             (

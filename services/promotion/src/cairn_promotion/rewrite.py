@@ -232,6 +232,8 @@ _NOT_AN_OBJECT = re.compile(
     r"low|high|together|apart|the user|the assistant)$"
 )
 
+_INDEFINITE = frozenset({"anything", "nothing", "something", "everything"})
+
 
 def _wanted_done(text: str) -> str:
     match = _WANTED.match(text)
@@ -241,7 +243,12 @@ def _wanted_done(text: str) -> str:
     if verb == "give the user":
         done = obj  # "give me vim keybindings in any instructions" -> "wants vim keybindings in ..."
     elif verb in _PARTICIPLES and not _NOT_AN_OBJECT.search(obj):
-        done = f"{obj} {_PARTICIPLES[verb]}"
+        head, _, tail = obj.partition(" ")
+        # "never put anything the morning after a night shift": an indefinite pronoun is the whole object.
+        if head.lower() in _INDEFINITE and tail:
+            done = f"{head} {_PARTICIPLES[verb]} {tail}"
+        else:
+            done = f"{obj} {_PARTICIPLES[verb]}"
     else:
         return text
     wants = "does not want" if negated else f"{adverb or ''}wants"
