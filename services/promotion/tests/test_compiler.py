@@ -409,6 +409,17 @@ class TestNormalise:
             # What follows a preamble is the fact.
             ("I should also mention that I am allergic to penicillin", "The user is allergic to penicillin"),
             ("I should say at the outset that I much prefer base R", "The user much prefers base R"),
+            # An adverb that does not end in -ly (writer I): not "veries", "onces", "almosts", "sorts of".
+            ("I very nearly lost them", "The user very nearly lost them"),
+            ("I once organised a pub lunch", "The user once organised a pub lunch"),
+            ("I almost never drink", "The user almost never drinks"),
+            ("I kinda like it", "The user kinda likes it"),
+            ("I sort of prefer tea", "The user sort of prefers tea"),
+            ("I sort the mail on Mondays", "The user sorts the mail on Mondays"),
+            # A past tense with a prefix is a past tense: not "rewrotes", "overslepts".
+            ("I rewrote the whole thing in Rust", "The user rewrote the whole thing in Rust"),
+            ("I overslept twice", "The user overslept twice"),
+            ("I redo it every year", "The user redoes it every year"),
         ],
     )
     def test_i_conjugates_the_verb_not_its_adverb(self, clause: str, expected: str) -> None:

@@ -136,6 +136,7 @@ _PAST_IRREGULAR = frozenset(
     "spoke slept swam threw wore woke forgot drew sang shook blew dug hung lent meant bent lit led fed shot struck "
     "stuck swung bit hid spun sank rang stole froze rose tore swore beat cost hurt let shut spread burst".split()
 )
+_VERB_PREFIX = re.compile(r"^(?:re|over|under|out|mis|with|fore|up)(\w{3,})$")
 # Spoken contractions of a verb and "to": "I wanna know" -> "The user wants to know", not "wannas".
 _SPOKEN_TO = {"wanna": "wants to", "gotta": "has to", "gonna": "is going to", "hafta": "has to"}
 # Present-tense verbs that end like a past tense ("we need", not "we agreed").
@@ -322,21 +323,25 @@ def plain_conditional(fact: str) -> str:
     return _FORMAL_SHOULD.sub(r"\1would ", fact)
 
 
+# Adverbs between the subject and its verb ("I just paid", "I only drink", "we recently moved"): the verb
+# after them is conjugated, not the adverb ("justs", "onlies"). Verbs that end in -ly are not adverbs.
+# "both" too: "We both work from home" had become "The user boths work from home"; and "very", "almost",
+# "once", "kinda" ("The user veries nearly lost them", "The user onces met him").
+_LEAD_ADVERBS = frozenset(
+    "just only already now even soon then both quite rather very almost once ever kinda sorta".split()
+)
+_LEAD = "|".join(sorted(_LEAD_ADVERBS))
 _AGREEMENT = re.compile(
-    rf"(\bthe user (?:(?:{FREQUENCY}|just|only|already|now|even|soon|then|both|quite|rather|"
+    rf"(\bthe user (?:(?:{FREQUENCY}|{_LEAD}|(?:kind|sort) of|"
     r"(?!(?:apply|reply|rely|supply|fly|ally|bully|multiply|comply|imply)\b)\w{3,}ly) )*)"
     r"(?!(?:is|was|has|does|doesn't|can|can't|will|won't|would|should|shall|"
     r"must|could|may|might|and|or|to|in|on|at|for|of|with|team|family|side|a|an|the|this|that|some|any|"
-    rf"{FREQUENCY}|just|only|already|now|even|soon|then|both|quite|rather|\w+ly)\b)"
+    rf"{FREQUENCY}|{_LEAD}|(?:kind|sort) of|\w+ly)\b)"
     # "don't" as a whole ("that the user doesn't touch", not "dons't"): a word never ends at an apostrophe.
     r"(don't|do not|haven't|have not|go|do|[a-z]{3,})(?<!s)\b(?!')",
     re.IGNORECASE,
 )
 _FREQUENCY_WORD = re.compile(FREQUENCY, re.IGNORECASE)
-# Adverbs between the subject and its verb ("I just paid", "I only drink", "we recently moved"): the verb
-# after them is conjugated, not the adverb ("justs", "onlies"). Verbs that end in -ly are not adverbs.
-# "both" too: "We both work from home" had become "The user boths work from home".
-_LEAD_ADVERBS = frozenset("just only already now even soon then both quite rather".split())
 _LY_VERBS = frozenset("apply reply rely supply fly ally bully multiply comply imply".split())
 
 
@@ -345,6 +350,7 @@ def _is_adverb(word: str) -> bool:
     return (
         bool(_FREQUENCY_WORD.fullmatch(lower))
         or lower in _LEAD_ADVERBS
+        or lower in ("kind of", "sort of")
         or (len(lower) > 4 and lower.endswith("ly") and lower not in _LY_VERBS)
     )
 
@@ -419,7 +425,7 @@ def _rewrite_subject(text: str) -> str:
         return text
     rest = text[match.end() :]
     adverbs = ""
-    while (word := re.match(r"([\w'-]+)\s+", rest)) and _is_adverb(word.group(1)):
+    while (word := re.match(r"((?:kind|sort) of|[\w'-]+)\s+", rest, re.I)) and _is_adverb(word.group(1)):
         adverbs, rest = adverbs + word.group(0), rest[word.end() :]
     verb = re.match(r"(?:don't|do not|[\w'-]+)\b", rest, re.I)
     if verb is None:
@@ -438,6 +444,8 @@ def _third_person(verb: str) -> str:
         return _IRREGULAR_3RD[verb]
     if verb in _MODALS or (verb.endswith("ed") and verb not in _PRESENT_EED) or verb in _PAST_IRREGULAR:
         return verb
+    if (prefixed := _VERB_PREFIX.match(verb)) and prefixed.group(1) in _PAST_IRREGULAR:
+        return verb  # "rewrote", "overslept", "undertook"
     if re.search(r"(?:s|sh|ch|x|z|o)$", verb):
         return f"{verb}es"
     if re.search(r"[^aeiou]y$", verb):
