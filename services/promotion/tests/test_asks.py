@@ -359,6 +359,31 @@ def test_formal_should_is_a_wish(memory_of: Callable[[str], str | None]) -> None
     assert memory_of("I should like to plot magnitude against date") is None
 
 
+def test_a_noun_wanted_is_not_a_task(memory_of: Callable[[str], str | None]) -> None:
+    # "please no tables" names what is wanted, not something for the assistant to do (writer I).
+    assert (
+        memory_of("please no tables in your answers") == "The user wants no tables in the assistant's answers"
+    )
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        # An answer without its verb (writers G and W): "always with breakfast and dinner" said of a medicine.
+        "always with breakfast and dinner",
+        "always formal, usted, never tú",
+    ],
+)
+def test_an_answer_without_its_verb_is_no_instruction(
+    said: str, memory_of: Callable[[str], str | None]
+) -> None:
+    assert memory_of(said) is None
+
+
+def test_an_instruction_with_its_verb_stays(memory_of: Callable[[str], str | None]) -> None:
+    assert memory_of("always answer in French") == "The user wants the assistant to always answer in French"
+
+
 @pytest.mark.parametrize(
     ("memory", "praise"),
     [

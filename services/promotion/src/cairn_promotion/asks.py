@@ -256,6 +256,20 @@ def is_leave_to_keep(memory: str) -> bool:
     return _LEAVE_TO_KEEP.match(memory) is not None
 
 
+# An answer without its verb read as an instruction: "always with breakfast and dinner" (when metformin is
+# taken), "always formal, usted, never tú" had become "The user wants the assistant to always with ...".
+_VERBLESS_INSTRUCTION = re.compile(
+    r"^(?:On [\d-]+, )?the user wants the assistant (?:not )?to (?:always |never )?"
+    r"(?:with|in|on|at|for|by|before|after|from|to|a|an|the|every|any|some|formal|informal)\b",
+    re.IGNORECASE,
+)
+
+
+def is_verbless_instruction(memory: str) -> bool:
+    """Whether a memory reads as a wish for the assistant to do something but names no verb to do."""
+    return _VERBLESS_INSTRUCTION.match(memory) is not None
+
+
 def is_fragment(memory: str) -> bool:
     """Whether a memory is too short to state anything: under `_MIN_FACT_WORDS` words and no "label: value"."""
     return ":" not in memory and len(memory.split()) < _MIN_FACT_WORDS

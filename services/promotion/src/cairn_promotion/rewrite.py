@@ -318,9 +318,15 @@ _FORMAL_SHOULD = re.compile(
 )
 
 
+# "no tables in your answers" read as an instruction had become "The user wants the assistant to no tables in
+# the assistant's answers": what is wanted is the noun, not a task. Also after the decision.
+_NO_NOUN_WANTED = re.compile(r"^((?:On [\d-]+, )?the user )wants the assistant to (?=no \w)", re.I)
+
+
 def plain_conditional(fact: str) -> str:
-    """A fact with a formal "the user should like/prefer" said as "would"."""
-    return _FORMAL_SHOULD.sub(r"\1would ", fact)
+    """A fact with a formal "the user should like/prefer" said as "would", and "wants the assistant to no
+    tables" as "wants no tables"."""
+    return _NO_NOUN_WANTED.sub(r"\1wants ", _FORMAL_SHOULD.sub(r"\1would ", fact))
 
 
 # Adverbs between the subject and its verb ("I just paid", "I only drink", "we recently moved"): the verb
