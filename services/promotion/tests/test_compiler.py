@@ -420,6 +420,13 @@ class TestNormalise:
             ("I rewrote the whole thing in Rust", "The user rewrote the whole thing in Rust"),
             ("I overslept twice", "The user overslept twice"),
             ("I redo it every year", "The user redoes it every year"),
+            # A question's auxiliary before the subject keeps the verb bare (writer D): not "should the user checks".
+            ("what should I check first", "What should the user check first"),
+            (
+                "i only have baking soda, can i just swap it",
+                "The user only has baking soda, can the user just swap it",
+            ),
+            ("if I run late I text", "If the user runs late the user texts"),
         ],
     )
     def test_i_conjugates_the_verb_not_its_adverb(self, clause: str, expected: str) -> None:

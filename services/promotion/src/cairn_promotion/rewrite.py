@@ -178,7 +178,7 @@ def normalise(text: str, role: str = "user", household: bool = False) -> str:
         for pattern, replacement in _MID_REWRITES:
             rest = pattern.sub(replacement, rest)
         text = f"{head} {rest}".strip()
-        text = _AGREEMENT.sub(lambda m: f"{m.group(1)}{_third_person(m.group(2).lower())}", text)
+        text = _AGREEMENT.sub(_agreeing, text)
         # After the agreement: "me" is an object, so "give me vim keybindings" must not become "vims".
         text = _ME.sub("the user", text)
         text = _rewrite_we(text, household)
@@ -195,7 +195,7 @@ def normalise(text: str, role: str = "user", household: bool = False) -> str:
         # The assistant's words become a memory only when the user confirmed them: its "you" is the user.
         for pattern, replacement in _ADDRESSED:
             text = pattern.sub(replacement, text)
-        text = _AGREEMENT.sub(lambda m: f"{m.group(1)}{_third_person(m.group(2).lower())}", text)
+        text = _AGREEMENT.sub(_agreeing, text)
     text = _NAMED.sub(r"\1 is named ", _CALLED.sub("named ", text))
     return text[:1].upper() + text[1:]
 
@@ -348,6 +348,19 @@ _AGREEMENT = re.compile(
     re.IGNORECASE,
 )
 _FREQUENCY_WORD = re.compile(FREQUENCY, re.IGNORECASE)
+# A question's auxiliary before the subject keeps the verb bare: "what should the user check", "can the user
+# just swap it", "why do the user need" (not "checks", "swaps", "needs").
+_INVERTED_AUXILIARY = re.compile(
+    r"\b(?:should|would|could|can|will|shall|may|might|must|do|does|did)\s+$", re.IGNORECASE
+)
+
+
+def _agreeing(match: re.Match[str]) -> str:
+    if _INVERTED_AUXILIARY.search(match.string, 0, match.start()):
+        return match.group(0)
+    return f"{match.group(1)}{_third_person(match.group(2).lower())}"
+
+
 _LY_VERBS = frozenset("apply reply rely supply fly ally bully multiply comply imply".split())
 
 
