@@ -15,6 +15,8 @@ from cairn_promotion.hedges import is_bare_plan, is_guess, without_undecided
         "I think it clashes with the scrub job on the Synology",
         "I suspect the clocks changing may have confused it",
         "I think the whole microservices craze is overhyped",
+        # What the user believes of someone else (writer N).
+        "I believe he makes do with a battered old pair of binoculars",
         # A state that ended (writer T).
         "I was on Mendeley until it got unbearable",
         "We used Datadog until last year but the bill got absurd",

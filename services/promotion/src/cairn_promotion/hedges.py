@@ -13,7 +13,7 @@ import re
 from cairn_promotion.asks import DATED_USER, head_before
 
 _GUESS = re.compile(
-    rf"{DATED_USER}(?:thinks|suspects|bets|guesses|reckons|supposes|figures|assumes|imagines)\b",
+    rf"{DATED_USER}(?:thinks|believes|suspects|bets|guesses|reckons|supposes|figures|assumes|imagines|doubts)\b",
     re.IGNORECASE,
 )
 
