@@ -30,6 +30,12 @@ from cairn_promotion.transient import is_transient
         "my mother is fine",
         "my manager Dana is out sick",
         "my sister Claire is on holiday in Crete",
+        "my mother Rosa is okay, just bruised",
+        "my dad Tomasz is being grumpy about it",
+        # Where the user is as they write (writers I, V and W).
+        "I'm on the way back from a three-day work trip",
+        "I'm on my phone on the train",
+        "I'm in a dark room typing this with one eye",
         "I have closed the blinds",
         "I have checked, and the time on the thermostat was indeed an hour adrift",
         # An absence with its end in sight (writer N).
@@ -108,6 +114,8 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
             "The user's swim mornings are Monday, Wednesday and Friday",
         ),
         ("I call my mum on Sunday every week", "The user calls the user's mum on Sunday every week"),
+        ("I listen to podcasts on the train", "The user listens to podcasts on the train"),
+        ("I'm okay with spicy food", "The user is okay with spicy food"),
     ],
 )
 def test_a_habit_or_a_year_stays(said: str, memory: str, memory_of: Callable[[str], str | None]) -> None:

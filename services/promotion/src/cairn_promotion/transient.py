@@ -37,7 +37,14 @@ _ERRAND_BY_CLOCK = re.compile(rf"^(?!(?:On [\d-]+, )?the user\b).*\b(?:before|by
 _STATUS = re.compile(
     r"\b(?:is|are) (?:fine|okay|ok|stable|better|worse|back up)\W*$"
     # "My manager Dana is out sick", "my sister is on holiday in Crete": away for now (writers I, J, R).
-    r"|\b(?:is|are) (?:out sick|off sick|on holiday|on vacation|on leave|on pto)\b",
+    r"|\b(?:is|are) (?:out sick|off sick|on holiday|on vacation|on leave|on pto)\b"
+    # "The user's mother Rosa is okay, just bruised", "The user's dad is being grumpy about it" (writers W, Z).
+    r"|\b(?:is|are) (?:fine|okay|ok), just \w+\W*$|\b(?:is|are) being \w+"
+    # Where the user is as they write: "is on the way back from a work trip", "is on the user's phone on the
+    # train", "in a dark room typing this with one eye" (writers I, V, W; none matched, 1 of "reads these on
+    # the train" is a habit and stays).
+    r"|^(?:On [\d-]+, )?the user is (?:on the way\b|on (?:the user's|a|the) (?:phone|train|bus|plane|flight)\b)"
+    r"|\b(?:typing|writing) this\b",
     re.IGNORECASE,
 )
 # "The user has closed the blinds", "has checked, and the time was an hour adrift": a step just taken.
