@@ -34,6 +34,7 @@ from cairn_promotion.asks import (
     without_trailing_join,
     without_unfinished_tail,
 )
+from cairn_promotion.companions import companion_of, with_companion
 from cairn_promotion.compiler import DEFAULT_MAX_CHARS, DEFAULT_MAX_TURNS, READABLE_ROLES, recent_window
 from cairn_promotion.corrections import apply_corrections, carry_updates
 from cairn_promotion.hedges import is_bare_plan, is_guess, without_undecided
@@ -160,16 +161,20 @@ class OfflineCompiler:
         # updated later in the session says the new value.
         read = carry_updates([(c, (day, v)) for (c, day), v in zip(found, decided, strict=True)])
         household = is_household([c.raw for c, _ in found if c.role == "user"])
+        turn_texts = [squeezed(t.content) for t in window if t.role.strip().lower() in READABLE_ROLES]
         candidates = []
+        before: Clause | None = None
         for clause, (day, verdict) in read:
             if verdict is not None and not is_heading(clause.raw):
+                companion = companion_of(clause, before, turn_texts[clause.turn_index])
                 # One fact per memory: a kept clause of several bare-subject facts is a memory per fact.
                 parts = fact_parts(clause.said or clause.text)
                 for said in parts:
                     part = clause if len(parts) == 1 else replace(clause, said=said)
                     if (candidate := _candidate(part, verdict, day, household)) is not None:
                         if (memory := as_memory(candidate)) is not None:
-                            candidates.append(memory)
+                            candidates.append(memory if companion is None else _shared(memory, companion))
+            before = clause
             if clause.role == "user":  # in reading order, so a later name takes the slot
                 candidates.extend(named_candidates(clause.text))
                 candidates.extend(introduced_candidates(clause.text))
@@ -309,6 +314,11 @@ def as_memory(candidate: Candidate) -> Candidate | None:
         return candidate
     confidence = candidate.confidence if text == said else max(candidate.confidence, UPDATE_CONFIDENCE)
     return candidate.model_copy(update={"text": text, "slot": slot_of(text), "confidence": confidence})
+
+
+def _shared(memory: Candidate, companion: str) -> Candidate:
+    text = with_companion(memory.text, companion)
+    return memory if text == memory.text else memory.model_copy(update={"text": text, "slot": slot_of(text)})
 
 
 def latest_per_slot(candidates: list[Candidate]) -> list[Candidate]:

@@ -364,7 +364,7 @@ def _agreeing(match: re.Match[str]) -> str:
 _LY_VERBS = frozenset("apply reply rely supply fly ally bully multiply comply imply".split())
 
 
-def _is_adverb(word: str) -> bool:
+def is_adverb(word: str) -> bool:
     lower = word.lower()
     return (
         bool(_FREQUENCY_WORD.fullmatch(lower))
@@ -418,7 +418,7 @@ def _rewrite_we(text: str, household: bool = False) -> str:
     adverbs = []
     verb, _, tail = rest.partition(" ")
     # "we finally upgraded", "we never deploy": conjugate the verb, not the adverb.
-    while _is_adverb(verb) and tail:
+    while is_adverb(verb) and tail:
         adverbs.append(verb)
         verb, _, tail = tail.partition(" ")
     if not _PLAIN_WORD.fullmatch(verb):
@@ -444,7 +444,7 @@ def _rewrite_subject(text: str) -> str:
         return text
     rest = text[match.end() :]
     adverbs = ""
-    while (word := re.match(r"((?:kind|sort) of|[\w'-]+)\s+", rest, re.I)) and _is_adverb(word.group(1)):
+    while (word := re.match(r"((?:kind|sort) of|[\w'-]+)\s+", rest, re.I)) and is_adverb(word.group(1)):
         adverbs, rest = adverbs + word.group(0), rest[word.end() :]
     verb = re.match(r"(?:don't|do not|[\w'-]+)\b", rest, re.I)
     if verb is None:
