@@ -16,7 +16,7 @@ from cairn_promotion.learned import (
     load_default_decision,
 )
 from cairn_promotion.names import named_relations
-from cairn_promotion.offline import OfflineCompiler, _candidate, latest_per_slot, session_clauses
+from cairn_promotion.offline import OfflineCompiler, _candidate, dedupe, latest_per_slot, session_clauses
 from cairn_promotion.rewrite import is_household, self_contained
 from cairn_promotion.rules import is_reaction, is_reported_opinion, penalty_hits
 from cairn_promotion.safety import holds_secret, turn_is_tainted
@@ -1060,3 +1060,17 @@ def test_a_few_words_and_a_colon_head_a_list_and_are_no_memory(heading: str) -> 
     turns = [Turn(role="user", content=f"{heading}\n- we ship releases every two weeks on Wednesdays")]
     texts = [c.text for c in OfflineCompiler(_KeepsEveryClause()).extract(turns)]
     assert texts == ["The user's team ships releases every two weeks on Wednesdays"]
+
+
+def test_a_name_is_not_collapsed_into_a_longer_memory_that_names_the_person() -> None:
+    name = Candidate(text="The user's partner is named Dev", confidence=0.8, tags=["profile"])
+    longer = Candidate(
+        text="The user and the user's partner Dev adopted a greyhound named Biscuit",
+        confidence=0.95,
+        tags=["fact"],
+    )
+    assert dedupe([longer, name]) == [longer, name]
+    assert dedupe([name.model_copy(update={"confidence": 0.99}), longer])[1] == longer
+    # Two memories that are not names still collapse into the more confident one.
+    shorter = Candidate(text="The user adopted a greyhound named Biscuit", confidence=0.7, tags=["fact"])
+    assert dedupe([longer, shorter]) == [longer]

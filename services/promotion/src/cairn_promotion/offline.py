@@ -336,7 +336,17 @@ def dedupe(candidates: list[Candidate]) -> list[Candidate]:
     kept: list[tuple[frozenset[str], Candidate]] = []
     for candidate in sorted(candidates, key=lambda c: -c.confidence):
         tokens = content_tokens(candidate.text)
-        duplicate = next((i for i, (other, _) in enumerate(kept) if _same_fact(tokens, other)), None)
+        # A name is a fact of its own even where a longer memory names the person too ("The user's partner is
+        # named Dev" beside "The user and the user's partner Dev adopted a greyhound named Biscuit").
+        named = _NAMED.match(candidate.text) is not None
+        duplicate = next(
+            (
+                i
+                for i, (other, kept_one) in enumerate(kept)
+                if _same_fact(tokens, other, subset=not named and _NAMED.match(kept_one.text) is None)
+            ),
+            None,
+        )
         if duplicate is None:
             kept.append((tokens, candidate))
             continue
@@ -346,6 +356,9 @@ def dedupe(candidates: list[Candidate]) -> list[Candidate]:
     return [c for _, c in kept]
 
 
-def _same_fact(a: frozenset[str], b: frozenset[str]) -> bool:
+_NAMED = re.compile(r"^The user's [\w' -]+ is named [A-Z]")
+
+
+def _same_fact(a: frozenset[str], b: frozenset[str], subset: bool = True) -> bool:
     small, large = sorted((a, b), key=len)
-    return jaccard(a, b) >= DEDUPE_JACCARD or (len(small) >= 3 and small <= large)
+    return jaccard(a, b) >= DEDUPE_JACCARD or (subset and len(small) >= 3 and small <= large)
