@@ -22,6 +22,7 @@ def _clauses(before: str, after: str, turn_index: int = 0) -> tuple[Clause, Clau
         ("Chris", "I broke up in March", "Chris"),
         ("my wife", "I both work from home", "the user's wife"),
         ("my fiancée Priyanka", "I'm getting married in June", "the user's fiancée Priyanka"),
+        ("my wife Priya", "our nanny have member access", "the user's wife Priya"),
         # Not someone of the user's or a name: the clause keeps its own subject.
         ("the migration", "I spent the night together", None),
         ("my new laptop", "I get along fine", None),
@@ -65,8 +66,17 @@ def test_a_clause_of_another_turn_is_no_companion() -> None:
             "Marco",
             "On 2025-01-19, the user and Marco are moving in May",
         ),
-        # Not led by the user: left as it is.
-        ("Utilities are split 50/50", "Jonas", "Utilities are split 50/50"),
+        # Someone else of the user's leads the memory: named after the companion, the verb as said.
+        (
+            "The nanny have member access",
+            "the user's wife Priya",
+            "The user's wife Priya and the nanny have member access",
+        ),
+        (
+            "On 2025-01-02, the user's son have keys",
+            "the user's wife",
+            "On 2025-01-02, the user's wife and the user's son have keys",
+        ),
     ],
 )
 def test_the_memory_names_both_and_the_verb_is_plural(memory: str, companion: str, shared: str) -> None:
