@@ -1018,6 +1018,9 @@ def test_praise_with_a_fact_is_not_a_verdict(said: str) -> None:
     [
         (["my wife and I finally moved", "we moved from Leeds to Utrecht in the summer"], True),
         (["our cat Mochi is 11", "we also have Tofu, he's 3"], True),
+        # A shared flat is a home (in-style writers): "we have a cleaning rota" is the flatmates'.
+        (["i live in a 4-person flatshare in Leith", "we have a cleaning rota"], True),
+        (["my roommates and I split the bills", "we have a cleaning rota"], True),
         # One workplace word anywhere keeps "we" a team: a restaurant's "we" is its staff.
         (["my husband and I run a restaurant", "we're closed Sundays and Mondays"], False),
         (["my kids are 4 and 6", "we deploy on Tuesdays"], False),

@@ -110,7 +110,8 @@ _WE_FAMILY = re.compile(
 # the session's user turns keeps "we" a team: a restaurant's or a school's "we" is its staff.
 _HOME = re.compile(
     r"\b(?:wife|husband|partner|girlfriend|boyfriend|fianc[eé]e?|kids?|children|son|daughter|bab(?:y|ies)|twins|"
-    r"toddler|mum|mom|mother|dad|father|parents|grandma|grandmother|grandpa|grandfather|flat|flatmate|"
+    r"toddler|mum|mom|mother|dad|father|parents|grandma|grandmother|grandpa|grandfather|flat|flatmates?|"
+    r"flat-?share|house-?share|housemates?|roommates?|"
     r"apartment|landlord|cats?|dogs?|pupp(?:y|ies)|kittens?|pets?|nanny|neighbou?rs?)\b",
     re.IGNORECASE,
 )
