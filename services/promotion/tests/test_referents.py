@@ -22,6 +22,9 @@ from cairn_promotion.referents import points_back
         "There are two considerations which the user must always bear in mind",
         "It was the logs, log rotation wasn't running",
         "It seems a good moment to plan the coming year properly",
+        # A time said as what came before in the conversation (writer T, the in-style dev half).
+        "After that schedule everything in Eastern time",
+        "Before this the user spent six years writing Java at a bank",
     ],
 )
 def test_a_memory_pointing_back_is_dropped(memory: str) -> None:
@@ -42,6 +45,10 @@ def test_a_memory_pointing_back_is_dropped(memory: str) -> None:
         "The user thinks that through before every release",
         "Therapy is on Thursdays at 6pm",
         "Items ship from the Leeds warehouse",
+        # A time of its own, or a change since then that still holds.
+        "After this week the user is off until March",
+        "After work the user runs along the canal",
+        "Since then the user runs every morning",
     ],
 )
 def test_a_memory_naming_its_subject_is_not_pointing_back(memory: str) -> None:

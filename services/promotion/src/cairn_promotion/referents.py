@@ -262,7 +262,10 @@ def _resolve(clause: str, referents: dict[str, str], *, whole: bool) -> str:
 # FRITZ!Box 6660", "That's the format the user likes" are left alone: the outside writers labelled such
 # descriptions as facts (11 of the 33 survivors opening so), while no survivor opening as this rule reads was.
 _POINTS_BACK = re.compile(
-    r"^(?:On [\d-]+, )?(?:this|that(?!['’])|there(?:'s|\s+(?:is|are|was|were))|it\s+(?:is|was|seems|appears))\b",
+    r"^(?:On [\d-]+, )?(?:this|that(?!['’])|there(?:'s|\s+(?:is|are|was|were))|it\s+(?:is|was|seems|appears)"
+    # "After that schedule everything in Eastern time", "Before this the user spent six years writing Java": a
+    # time said as what came before in the conversation (writers T and the in-style dev half; none matched).
+    r"|(?:after|before|until|till) (?:that|this|then)(?! \w*(?:day|week|month|year)))\b",
     re.IGNORECASE,
 )
 
