@@ -116,6 +116,8 @@ def test_a_standing_rule_or_a_habit_stays(
         ("The user has had it since the user was 12", True),
         ("Flushing it is always safe", True),
         ("The user will keep it on 5 GHz permanently", True),
+        ("The user has found him on the 1901 census", True),
+        ("The user met her sister in Leeds", False),
         ("The user shall fill it in over the coming week", True),
         ("The user will open a Roth IRA and max it every year", False),
         ("The user sold the Golf in March", False),

@@ -109,12 +109,13 @@ _COURTESY = re.compile(
 )
 # What was or will be done to a thing named elsewhere: "The user's team cut it from €300", "The user sold it when
 # the user moved flats", "Flushing it is always safe", "The user will keep it on 5 GHz permanently", "The user
-# shall fill it in over the coming week" (12 survivors on the outside and in-style writers' sets, none matched).
-# The fact is about the thing, which the memory does not name.
+# shall fill it in over the coming week", "The user has found him on the 1901 census" (15 survivors on the outside
+# and in-style writers' sets, none matched). The fact is about the thing or the person, which the memory does not
+# name (a "him" or "her" the session named was resolved before).
 _DONE_TO_A_PRONOUN = re.compile(
     r"^(?:On [\d-]+, )?(?:the user(?:'s team)? (?:has |had |have )?(?:\w+ly )?"
     r"(?:\w+ed|set|cut|put|got|made|had|did|took|gave|ran|built|wrote|bought|sold|paid|sent|told|kept|left|lost|"
-    r"found|brought|threw) (?:it|that|them)|(?!\w*thing\b)\w+ing (?:it|them)"
+    r"found|brought|threw|met|saw|promised) (?:it|that|them|him|her(?= (?:the|that|a|an|on|in|at|to|for|with|about|from)\b|\W*$))|(?!\w*thing\b)\w+ing (?:it|them)"
     r"|the user(?:'s team)? (?:will|shall|would|can|could|should|must|may|might) (?:not )?(?:\w+ly )?\w+ (?:it|them))\b",
     re.IGNORECASE,
 )
