@@ -291,6 +291,13 @@ def test_the_rules_read_the_memory_as_written() -> None:
         ("I would be most grateful", True),
         ("I hope you will forgive a letter which may wander a little", True),
         ("I do hope you will not mind my writing to you about something rather domestic", True),
+        # How the writer feels about telling it (writer N).
+        ("I regret to say I am somewhat behind the schedule I had promised my editor", True),
+        ("I am delighted to report that the report now completes in ninety seconds", True),
+        ("I am sure you can imagine that keeping it warm is something of an art", True),
+        ("I am afraid, all I have to work with", True),
+        ("I am afraid of heights", False),
+        ("I am glad to help at the food bank every Saturday", False),
         # A preference said politely is a preference.
         ("I would be grateful if you kept your instructions to numbered steps", False),
         ("I have a grateful old dog", False),

@@ -104,7 +104,13 @@ _COURTESY = re.compile(
     # "would be grateful if the assistant kept its instructions to numbered steps" is a preference: kept.
     r"(?= for\b| if the assistant (?:could|would|might|can)\b|\W*$)"
     r"|(?:does |do )?hopes? (?:that )?the assistant|trusts (?:they|the assistant) will)"
-    r"|\b(?:forgive|bear with) (?:the user|a|an|this|my)\b",
+    r"|\b(?:forgive|bear with) (?:the user|a|an|this|my)\b"
+    # How the writer feels about telling it (writer N): "The user regrets to say", "is delighted to report that
+    # ...", "is glad to see", "is sure the assistant can imagine", "is at a loss to understand", "notes it is a
+    # Wednesday", "is afraid, ..." (7 survivors, none matched; "is afraid of heights" is a fact and stays).
+    r"|^the user (?:regrets to|is (?:\w+ )?(?:delighted|pleased|glad|happy|sorry|sad|thrilled|relieved) to "
+    r"(?:say|report|see|hear|tell|learn|note|find)\b|is afraid(?=,| that\b|\W*$)|is sure the assistant\b|"
+    r"is at a loss\b|notes (?:that|it)\b)",
     re.IGNORECASE,
 )
 # What was or will be done to a thing named elsewhere: "The user's team cut it from €300", "The user sold it when
