@@ -25,6 +25,8 @@ from cairn_promotion.referents import points_back
         # A time said as what came before in the conversation (writer T, the in-style dev half).
         "After that schedule everything in Eastern time",
         "Before this the user spent six years writing Java at a bank",
+        "The user has said that every year since about 2019",
+        "The user said Saturdays for running",
     ],
 )
 def test_a_memory_pointing_back_is_dropped(memory: str) -> None:
@@ -49,6 +51,7 @@ def test_a_memory_pointing_back_is_dropped(memory: str) -> None:
         "After this week the user is off until March",
         "After work the user runs along the canal",
         "Since then the user runs every morning",
+        "The user's doctor said to cut salt",
     ],
 )
 def test_a_memory_naming_its_subject_is_not_pointing_back(memory: str) -> None:

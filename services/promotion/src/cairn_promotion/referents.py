@@ -265,7 +265,10 @@ _POINTS_BACK = re.compile(
     r"^(?:On [\d-]+, )?(?:this|that(?!['’])|there(?:'s|\s+(?:is|are|was|were))|it\s+(?:is|was|seems|appears)"
     # "After that schedule everything in Eastern time", "Before this the user spent six years writing Java": a
     # time said as what came before in the conversation (writers T and the in-style dev half; none matched).
-    r"|(?:after|before|until|till) (?:that|this|then)(?! \w*(?:day|week|month|year)))\b",
+    r"|(?:after|before|until|till) (?:that|this|then)(?! \w*(?:day|week|month|year))"
+    # "The user has said that every year since about 2019", "The user said Saturdays for running": what the user
+    # said before, in this conversation or another (writers I and Z; 3 survivors, none matched).
+    r"|the user (?:has |had )?(?:already |just |also )?said)\b",
     re.IGNORECASE,
 )
 
