@@ -66,6 +66,9 @@ from cairn_promotion.transient import is_transient
         "my brother Tomás turns 40 this Saturday",
         "I'm picking up a rescue greyhound next Saturday",
         "I fly to Osaka next week",
+        "party for my son Kuba tmrw, 8 kids",
+        "I've been stress-eating all week with a deadline at work",
+        "Lindqvist is booked out all week",
         "my partner's parents are coming over for dinner next weekend",
         "we had a particularly worrying set of readings only last Tuesday",
         # One weekday said alone (writers A, B, E, W and AA).

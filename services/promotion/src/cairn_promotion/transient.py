@@ -95,7 +95,10 @@ _ONE_OFF = re.compile(
 _THIS_WEEK = re.compile(
     rf"\b(?:next|this|last)\s+{WEEKDAY}\b(?!s)"
     r"|\b(?:next|this|last)\s+(?:mon|tue|wed|thu|fri|sat|sun)\b"
-    r"|\bnext\s+week(?:end)?\b|\bthis\s+weekend\b",
+    r"|\bnext\s+week(?:end)?\b|\bthis\s+weekend\b"
+    # "party for the user's son Kuba tmrw, 8 kids", "has been stress-eating all week", "is booked out all week"
+    # (writers G, H and W; none matched).
+    r"|\b(?:tomorrow|tmrw|tmr|all\s+week)\b",
     re.IGNORECASE,
 )
 # "Meera's friend has a birthday party on Saturday", "lands at Kansai on Tuesday afternoon", "had a TSH test on
