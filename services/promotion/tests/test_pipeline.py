@@ -224,7 +224,13 @@ def test_a_statement_loses_the_question_tagged_on(text: str, expected: str) -> N
 
 
 @pytest.mark.parametrize(
-    "text", ["Quick q, how do I make ruff ignore E501 in one file?", "who owns the payments-sdk package?"]
+    "text",
+    [
+        "Quick q, how do I make ruff ignore E501 in one file?",
+        "who owns the payments-sdk package?",
+        # Said in alarm (writer H).
+        "terraform plan wants to destroy and recreate the Route53 zone?!",
+    ],
 )
 def test_a_question_is_never_a_candidate(text: str) -> None:
     # However confident the decision is: a question states nothing (the eval's labelling rules).

@@ -301,7 +301,8 @@ def cue_tags(text: str, role: str) -> list[str]:
 
 def is_question(text: str) -> bool:
     """Whether a clause asks rather than states."""
-    return text.rstrip().endswith("?") or bool(_QUESTION_START.match(text))
+    # "... wants to destroy and recreate the Route53 zone?!": a question said in alarm is a question.
+    return text.rstrip().rstrip("!").endswith("?") or bool(_QUESTION_START.match(text))
 
 
 def starts_with_unresolved_pronoun(text: str) -> bool:
