@@ -18,6 +18,9 @@ from cairn_promotion.transient import is_transient
         "Vite build is dying on CI, started about an hour ago after I merged the charts PR",
         "a customer ticket came in 20 minutes ago",
         "One node has been NotReady for about 10 minutes",
+        "Pods getting evicted since ~09:10",
+        "Started right after the 14:02 deploy",
+        "Started: 14:05 UTC",
         # An errand before a clock time (writers P, Q, S and X).
         "Pick up the dry cleaning before 6",
         "Errands: dry cleaning, return amazon pkg, milk before 6",

@@ -21,10 +21,12 @@ from cairn_promotion.lexicon import WEEKDAY
 # A time of day: "9", "10:40", "3pm", "14:00"; not a year, a version, an amount or an ordinal ("since 2019",
 # "by 9.5", "before 6%", "since 9th grade").
 _CLOCK = r"\d{1,2}(?::\d\d)?(?:\s*[ap]\.?m\b)?(?![\w./%:-])"
-# "since 10:40", "since the cutover at 14:00", "about an hour ago", "20 minutes ago", "has been NotReady for about
+# "since 10:40", "since ~09:10", "since the cutover at 14:00", "about an hour ago", "20 minutes ago", "has been NotReady for about
 # 10 minutes" ("runs for 30 minutes every morning" is a habit: only a state that "has been").
 _SINCE_CLOCK = re.compile(
-    rf"\bsince (?:[\w ]{{0,20}} at )?{_CLOCK}"
+    rf"\bsince (?:[\w ]{{0,20}} at )?~?{_CLOCK}"
+    # "Started right after the 14:02 deploy", "Started: 14:05 UTC": when this incident began (writers E and P).
+    r"|^(?:On [\d-]+, )?(?:started|began)\b\W*(?:[\w ]{0,25}\W)?\d{1,2}:\d\d\b"
     r"|\b(?:an?|one|two|three|\d+|a few|a couple of) (?:hours?|minutes?|mins?) ago\b"
     r"|\b(?:has|have) been\b.*\bfor (?:about |around |over |almost |nearly )?(?:\d+|a few|a couple of|an?) "
     r"(?:minutes?|mins?|hours?)\b",
