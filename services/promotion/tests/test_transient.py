@@ -45,6 +45,9 @@ from cairn_promotion.transient import is_transient
         "Our accountant Mr Pryce is away until the end of the month",
         # A one-off event of an account, a bill or a system (writers M, P, S, Z and the in-style dev half).
         "Just paid an $85 PT copay",
+        "I just ate onigiri from the konbini",
+        "I just got a $1,240 ER bill from the ankle thing in March",
+        "my husband Tomás has a birthday coming up",
         "Order #558201 was charged twice",
         "They got double billed for march",
         "Invoice #112 is 30 days overdue",
@@ -103,6 +106,7 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
         ("Clients are on net 30 with a 2% late fee", "Clients are on net 30 with a 2% late fee"),
         ("Rent went up to £1,320 from this month", "Rent went up to £1,320 from this month"),
         ("The loan's at 7.9%", "The loan's at 7.9%"),
+        ("I just adopted a greyhound named Biscuit", "The user just adopted a greyhound named Biscuit"),
         (
             "most of our customers are in Ontario right now",
             "Most of the customers are in Ontario right now",

@@ -75,7 +75,11 @@ _TRIED = re.compile(
 # labelled one (5 survivors on the outside writers' sets, 8 on the in-style dev half); "keeps dropping off the
 # wifi" is left out, since one outside writer labelled a printer's lasting fault so.
 _ONE_OFF = re.compile(
-    r"\bjust paid\b"
+    # "The user just ate onigiri from the konbini", "just got a $1,240 ER bill" (writers C and W; "just adopted a
+    # greyhound" is a new state and stays).
+    r"\bjust (?:paid|ate|got an?)\b"
+    # "has a birthday coming up", "Gene's 50th year farming is coming up": an event soon (writers E and K).
+    r"|\bcoming up\W*$"
     r"|\b(?:was|were|got|been) (?:charged|double[- ]?billed|billed twice|rebooked|declined)\b"
     r"|\b(?:is|are) (?:\d+ days )?overdue\b"
     r"|\bkeeps? (?:flapping|crashing|timing out)\b"
