@@ -36,6 +36,7 @@ from cairn_promotion.asks import (
 )
 from cairn_promotion.companions import companion_of, with_companion
 from cairn_promotion.compiler import DEFAULT_MAX_CHARS, DEFAULT_MAX_TURNS, READABLE_ROLES, recent_window
+from cairn_promotion.context_block import block_candidates, line_key
 from cairn_promotion.corrections import apply_corrections, carry_updates
 from cairn_promotion.hedges import is_bare_plan, is_guess, without_undecided
 from cairn_promotion.introductions import introduced_candidates
@@ -161,10 +162,19 @@ class OfflineCompiler:
         # updated later in the session says the new value.
         read = carry_updates([(c, (day, v)) for (c, day), v in zip(found, decided, strict=True)])
         household = is_household([c.raw for c, _ in found if c.role == "user"])
-        turn_texts = [squeezed(t.content) for t in window if t.role.strip().lower() in READABLE_ROLES]
-        candidates = []
+        readable = [t for t in window if t.role.strip().lower() in READABLE_ROLES]
+        turn_texts = [squeezed(t.content) for t in readable]
+        # A context block's "Key: value" lines are read by their shape, in place of the decision's reading.
+        blocks: dict[str, Candidate] = {}
+        for turn, text in zip(readable, turn_texts, strict=True):
+            if turn.role.strip().lower() == "user" and not turn_is_tainted(text):
+                blocks.update(block_candidates(strip_code(text), as_memory))
+        candidates = list(blocks.values())
         before: Clause | None = None
         for clause, (day, verdict) in read:
+            if line_key(clause.raw) in blocks:
+                before = clause
+                continue
             if verdict is not None and not is_heading(clause.raw):
                 companion = companion_of(clause, before, turn_texts[clause.turn_index])
                 # One fact per memory: a kept clause of several bare-subject facts is a memory per fact.
