@@ -63,3 +63,10 @@ def test_the_block_reading_replaces_the_decisions_reading_of_the_same_line() -> 
     assert "The user's prod is EKS in us-east-2" in texts
     assert not any(t.startswith("Prod:") for t in texts)
     assert all("Quartz" not in t for t in texts)
+
+
+def test_a_dump_of_lines_is_read_no_further_than_its_first_hundred() -> None:
+    dump = "\n".join(f"- Host{i}: node-{i}.internal" for i in range(150))
+    facts = _facts(dump)
+    assert len(facts) == 100
+    assert facts[0] == "The user's host0 is node-0.internal"

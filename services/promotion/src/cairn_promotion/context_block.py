@@ -25,6 +25,7 @@ _LINE = re.compile(
     re.M,
 )
 _MIN_LINES = 2
+_MAX_LINES = 100
 _MAX_KEY_WORDS = 3
 _MAX_VALUE_WORDS = 10
 # Keys that name this moment or label the message rather than a lasting attribute.
@@ -56,11 +57,17 @@ def block_candidates(turn: str, kept: Callable[[Candidate], Candidate | None]) -
     lines = list(_LINE.finditer(turn))
     if len(lines) < _MIN_LINES:
         return {}
-    found = {}
-    for line in lines:
+    found: dict[str, Candidate] = {}
+    read: set[str] = set()
+    # A real block is a handful of lines; a pasted dump of thousands is read no further than its first lines.
+    for line in lines[:_MAX_LINES]:
+        key = line_key(f"{line['key']}: {line['value']}")
+        if key in read:
+            continue
+        read.add(key)
         fact = _as_fact(line["key"], line["value"].rstrip(" .;,"))
         if fact is not None and (memory := kept(profile_candidate(fact))) is not None:
-            found[line_key(f"{line['key']}: {line['value']}")] = memory
+            found[key] = memory
     return found
 
 
