@@ -48,6 +48,7 @@ from cairn_promotion.transient import is_transient
         "I just ate onigiri from the konbini",
         "I just got a $1,240 ER bill from the ankle thing in March",
         "my husband Tomás has a birthday coming up",
+        "my daughter Ines is turning 7",
         "Order #558201 was charged twice",
         "They got double billed for march",
         "Invoice #112 is 30 days overdue",

@@ -78,8 +78,9 @@ _ONE_OFF = re.compile(
     # "The user just ate onigiri from the konbini", "just got a $1,240 ER bill" (writers C and W; "just adopted a
     # greyhound" is a new state and stays).
     r"\bjust (?:paid|ate|got an?)\b"
-    # "has a birthday coming up", "Gene's 50th year farming is coming up": an event soon (writers E and K).
-    r"|\bcoming up\W*$"
+    # "has a birthday coming up", "Gene's 50th year farming is coming up", "Ines is turning 7": an event soon
+    # (writers E, K, M and R); "turns 90 on 4 November" has its date and stays.
+    r"|\bcoming up\W*$|\b(?:is|are) turning \w+\W*$"
     r"|\b(?:was|were|got|been) (?:charged|double[- ]?billed|billed twice|rebooked|declined)\b"
     r"|\b(?:is|are) (?:\d+ days )?overdue\b"
     r"|\bkeeps? (?:flapping|crashing|timing out)\b"
