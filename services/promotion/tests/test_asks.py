@@ -371,6 +371,12 @@ def test_formal_should_is_a_wish(memory_of: Callable[[str], str | None]) -> None
     assert memory_of("I should like to plot magnitude against date") is None
 
 
+def test_an_age_someone_has_is_what_they_are(memory_of: Callable[[str], str | None]) -> None:
+    # "she has 7 years" as said in Portuguese (writer C); years of something stay as said.
+    assert memory_of("my daughter Inês has 7 years") == "The user's daughter Inês is 7"
+    assert memory_of("I have 10 years of experience in Go") == "The user has 10 years of experience in Go"
+
+
 def test_a_noun_wanted_is_not_a_task(memory_of: Callable[[str], str | None]) -> None:
     # "please no tables" names what is wanted, not something for the assistant to do (writer I).
     assert (

@@ -27,6 +27,8 @@ from cairn_promotion.referents import points_back
         "Before this the user spent six years writing Java at a bank",
         "The user has said that every year since about 2019",
         "The user said Saturdays for running",
+        "The user has all of that except basil",
+        "The user has everything except ginger",
     ],
 )
 def test_a_memory_pointing_back_is_dropped(memory: str) -> None:

@@ -268,7 +268,9 @@ _POINTS_BACK = re.compile(
     r"|(?:after|before|until|till) (?:that|this|then)(?! \w*(?:day|week|month|year))"
     # "The user has said that every year since about 2019", "The user said Saturdays for running": what the user
     # said before, in this conversation or another (writers I and Z; 3 survivors, none matched).
-    r"|the user (?:has |had )?(?:already |just |also )?said)\b",
+    r"|the user (?:has |had )?(?:already |just |also )?said"
+    # "The user has all of that except basil", "has everything except ginger": what the assistant just listed.
+    r"|the user has (?:all of that|all that|everything|most of that) except)\b",
     re.IGNORECASE,
 )
 

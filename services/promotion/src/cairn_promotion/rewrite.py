@@ -324,10 +324,16 @@ _FORMAL_SHOULD = re.compile(
 _NO_NOUN_WANTED = re.compile(r"^((?:On [\d-]+, )?the user )wants the assistant to (?=no \w)", re.I)
 
 
+# "The user's daughter Inês has 7 years": an age said as in Portuguese, Spanish or French ("tem 7 anos"). Also
+# after the decision.
+_AGE_HELD = re.compile(r"\bhas (\d{1,2}) years(?: old)?\W*$")
+
+
 def plain_conditional(fact: str) -> str:
-    """A fact with a formal "the user should like/prefer" said as "would", and "wants the assistant to no
-    tables" as "wants no tables"."""
-    return _NO_NOUN_WANTED.sub(r"\1wants ", _FORMAL_SHOULD.sub(r"\1would ", fact))
+    """A fact with a formal "the user should like/prefer" said as "would", "wants the assistant to no tables"
+    as "wants no tables", and an age someone "has" as what they are."""
+    fact = _NO_NOUN_WANTED.sub(r"\1wants ", _FORMAL_SHOULD.sub(r"\1would ", fact))
+    return _AGE_HELD.sub(r"is \1", fact)
 
 
 # Adverbs between the subject and its verb ("I just paid", "I only drink", "we recently moved"): the verb
