@@ -121,7 +121,10 @@ _COURTESY = re.compile(
 _DONE_TO_A_PRONOUN = re.compile(
     r"^(?:On [\d-]+, )?(?:the user(?:'s team)? (?:has |had |have )?(?:\w+ly )?"
     r"(?:\w+ed|set|cut|put|got|made|had|did|took|gave|ran|built|wrote|bought|sold|paid|sent|told|kept|left|lost|"
-    r"found|brought|threw|met|saw|promised) (?:it|that|them|him|her(?= (?:the|that|a|an|on|in|at|to|for|with|about|from)\b|\W*$))|(?!\w*thing\b)\w+ing (?:it|them)"
+    r"found|brought|threw|met|saw|promised) "
+    # "her" as an object, not a determiner ("met her sister" names the sister).
+    r"(?:it|that|them|him|her(?= (?:the|that|a|an|on|in|at|to|for|with|about|from)\b|\W*$))"
+    r"|(?!\w*thing\b)\w+ing (?:it|them)"
     r"|the user(?:'s team)? (?:will|shall|would|can|could|should|must|may|might) (?:not )?(?:\w+ly )?\w+ (?:it|them))\b",
     re.IGNORECASE,
 )

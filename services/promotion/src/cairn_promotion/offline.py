@@ -169,10 +169,11 @@ class OfflineCompiler:
         for turn, text in zip(readable, turn_texts, strict=True):
             if turn.role.strip().lower() == "user" and not turn_is_tainted(text):
                 blocks.update(block_candidates(strip_code(text), as_memory))
-        candidates = list(blocks.values())
+        candidates = []
         before: Clause | None = None
         for clause, (day, verdict) in read:
-            if line_key(clause.raw) in blocks:
+            if (block_fact := blocks.pop(line_key(clause.raw), None)) is not None:
+                candidates.append(block_fact)  # in reading order, so a later value takes the slot
                 before = clause
                 continue
             if verdict is not None and not is_heading(clause.raw):
@@ -188,6 +189,7 @@ class OfflineCompiler:
             if clause.role == "user":  # in reading order, so a later name takes the slot
                 candidates.extend(named_candidates(clause.text))
                 candidates.extend(introduced_candidates(clause.text))
+        candidates.extend(blocks.values())  # lines no clause read as written (a correction rewrote them)
         return dedupe(latest_per_slot(candidates))
 
 
