@@ -24,6 +24,7 @@ from cairn_promotion.text import Clause
     "said",
     [
         "I want to add a rolling 24-hour rainfall total",
+        "I would now like to produce a tidy light curve for my own records",
         "I'm trying to set up conditional formatting in Excel",
         "I need help planning next week's meals",
         "I need like a quick idea for a snack to bring for the team",

@@ -28,7 +28,8 @@ _TASK_VERBS = (
 # in this session. Changing a habit ("is trying to cut coffee to one cup a day") is the habit, and a goal that
 # takes months ("wants to train for a half marathon", "wants to retire at 55") is the user's for that long.
 _MEANS_TO = re.compile(
-    r"^The user (?:really |just |also )?(?:wants|needs|would like|'d like|is looking|is trying) to "
+    r"^The user (?:really |just |also |now )?(?:wants|needs|would (?:now )?(?:like|love)|'d (?:like|love)|is looking|"
+    r"is trying) to "
     r"(?!be\b|(?:cut|quit|stop|reduce|limit|avoid|lose|eat|drink|sleep|train|learn|retire|become|save)\b)\w+",
     re.IGNORECASE,
 )
