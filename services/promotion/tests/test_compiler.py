@@ -427,6 +427,17 @@ class TestNormalise:
                 "The user only has baking soda, can the user just swap it",
             ),
             ("if I run late I text", "If the user runs late the user texts"),
+            # A second verb joined with "and" agrees too, unless "to" or a modal is shared (writer W, in-style dev).
+            ("I'm vegan and live in Lisbon", "The user is vegan and lives in Lisbon"),
+            (
+                "I wear a Libre 3 and try to keep glucose under 160",
+                "The user wears a Libre 3 and tries to keep glucose under 160",
+            ),
+            (
+                "I want to be careful and do things properly",
+                "The user wants to be careful and do things properly",
+            ),
+            ("I can swim and ride", "The user can swim and ride"),
         ],
     )
     def test_i_conjugates_the_verb_not_its_adverb(self, clause: str, expected: str) -> None:

@@ -180,6 +180,7 @@ def normalise(text: str, role: str = "user", household: bool = False) -> str:
             rest = pattern.sub(replacement, rest)
         text = f"{head} {rest}".strip()
         text = _AGREEMENT.sub(_agreeing, text)
+        text = _SECOND_VERB.sub(lambda m: f"{m.group(1)}{_third_person(m.group(2).lower())}", text)
         # After the agreement: "me" is an object, so "give me vim keybindings" must not become "vims".
         text = _ME.sub("the user", text)
         text = _rewrite_we(text, household)
@@ -359,6 +360,18 @@ _FREQUENCY_WORD = re.compile(FREQUENCY, re.IGNORECASE)
 # just swap it", "why do the user need" (not "checks", "swaps", "needs").
 _INVERTED_AUXILIARY = re.compile(
     r"\b(?:should|would|could|can|will|shall|may|might|must|do|does|did)\s+$", re.IGNORECASE
+)
+
+
+# A second verb the user joined to the first with "and": "I'm vegan and live in Lisbon", "I wear a Libre 3 and try
+# to keep glucose under 160" -> "... and lives", "... and tries" (writers W and the in-style dev half). Not after
+# "to" or a modal, where the two verbs share it ("wants to be careful and do things properly"), and only verbs
+# that are rarely a noun after "and".
+_SECOND_VERB = re.compile(
+    r"^(The user (?:\w+ly )?(?:is|was|has|does|\w+s)\b(?:(?!\bto\b|\band\b|\b(?:can|could|will|would|should|must|"
+    r"may|might|shall)\b)[^,;])*? and )(try|want|need|like|love|hate|take|use|make|keep|go|get|have|do|live|prefer|"
+    r"eat|drink|ride|cook|write|train|swim|teach|visit|send|pay|spend|save|buy|watch|listen|share|hope|wish|enjoy|"
+    r"avoid)\b"
 )
 
 
