@@ -356,11 +356,11 @@ _AGREEMENT = re.compile(
     re.IGNORECASE,
 )
 _FREQUENCY_WORD = re.compile(FREQUENCY, re.IGNORECASE)
+# The modals as a pattern (one list: `_MODALS`), for the two rules below that a modal stops.
+_MODAL_WORDS = "|".join(sorted(m for m in _MODALS if "'" not in m))
 # A question's auxiliary before the subject keeps the verb bare: "what should the user check", "can the user
 # just swap it", "why do the user need" (not "checks", "swaps", "needs").
-_INVERTED_AUXILIARY = re.compile(
-    r"\b(?:should|would|could|can|will|shall|may|might|must|do|does|did)\s+$", re.IGNORECASE
-)
+_INVERTED_AUXILIARY = re.compile(rf"\b(?:{_MODAL_WORDS}|do|does|did)\s+$", re.IGNORECASE)
 
 
 # A second verb the user joined to the first with "and": "I'm vegan and live in Lisbon", "I wear a Libre 3 and try
@@ -368,8 +368,8 @@ _INVERTED_AUXILIARY = re.compile(
 # "to" or a modal, where the two verbs share it ("wants to be careful and do things properly"), and only verbs
 # that are rarely a noun after "and".
 _SECOND_VERB = re.compile(
-    r"^(The user (?:\w+ly )?(?:is|was|has|does|\w+s)\b(?:(?!\bto\b|\band\b|\b(?:can|could|will|would|should|must|"
-    r"may|might|shall)\b)[^,;])*? and )(try|want|need|like|love|hate|take|use|make|keep|go|get|have|do|live|prefer|"
+    rf"^(The user (?:\w+ly )?(?:is|was|has|does|\w+s)\b(?:(?!\bto\b|\band\b|\b(?:{_MODAL_WORDS})\b)[^,;])*? and )"
+    r"(try|want|need|like|love|hate|take|use|make|keep|go|get|have|do|live|prefer|"
     r"eat|drink|ride|cook|write|train|swim|teach|visit|send|pay|spend|save|buy|watch|listen|share|hope|wish|enjoy|"
     r"avoid)\b"
 )
