@@ -65,3 +65,13 @@ FREQUENCY = (
     "definitely|also|still|much"
 )
 ADVERBS = rf"(?:(?:{FREQUENCY}) )*"
+
+# Irregular past tenses (and the verbs whose past is their present, "put", "set"): the rewrite leaves them as they
+# are ("The user sold", not "solds"), and the rules after the decision read them as a past event.
+PAST_IRREGULAR = frozenset(
+    "broke went got saw had made took bought sold left met ran came gave found began wrote read lost won paid "
+    "spent told said felt kept thought grew knew became drove flew fell chose forgot heard held built sent "
+    "brought caught taught fought sat stood understood hit put set cut quit split did was were ate drank rode "
+    "spoke slept swam threw wore woke forgot drew sang shook blew dug hung lent meant bent lit led fed shot struck "
+    "stuck swung bit hid spun sank rang stole froze rose tore swore beat cost hurt let shut spread burst".split()
+)

@@ -3,7 +3,7 @@
 import re
 from datetime import date
 
-from cairn_promotion.lexicon import FREQUENCY, PETS, RELATION
+from cairn_promotion.lexicon import FREQUENCY, PAST_IRREGULAR, PETS, RELATION
 from cairn_promotion.text import DISCOURSE_PREFIX
 
 # --- Normalisation -------------------------------------------------------------------------------------
@@ -130,13 +130,6 @@ def is_household(user_turns: list[str]) -> bool:
     return bool(_HOME.search(text)) and not _WORKPLACE.search(text)
 
 
-_PAST_IRREGULAR = frozenset(
-    "broke went got saw had made took bought sold left met ran came gave found began wrote read lost won paid "
-    "spent told said felt kept thought grew knew became drove flew fell chose forgot heard held built sent "
-    "brought caught taught fought sat stood understood hit put set cut quit split did was were ate drank rode "
-    "spoke slept swam threw wore woke forgot drew sang shook blew dug hung lent meant bent lit led fed shot struck "
-    "stuck swung bit hid spun sank rang stole froze rose tore swore beat cost hurt let shut spread burst".split()
-)
 _VERB_PREFIX = re.compile(r"^(?:re|over|under|out|mis|with|fore|up)(\w{3,})$")
 # Spoken contractions of a verb and "to": "I wanna know" -> "The user wants to know", not "wannas".
 _SPOKEN_TO = {"wanna": "wants to", "gotta": "has to", "gonna": "is going to", "hafta": "has to"}
@@ -481,9 +474,9 @@ def _third_person(verb: str) -> str:
         return verb  # "didn't", "can't", "wasn't": no third-person form of their own
     if verb in _IRREGULAR_3RD:
         return _IRREGULAR_3RD[verb]
-    if verb in _MODALS or (verb.endswith("ed") and verb not in _PRESENT_EED) or verb in _PAST_IRREGULAR:
+    if verb in _MODALS or (verb.endswith("ed") and verb not in _PRESENT_EED) or verb in PAST_IRREGULAR:
         return verb
-    if (prefixed := _VERB_PREFIX.match(verb)) and prefixed.group(1) in _PAST_IRREGULAR:
+    if (prefixed := _VERB_PREFIX.match(verb)) and prefixed.group(1) in PAST_IRREGULAR:
         return verb  # "rewrote", "overslept", "undertook"
     if re.search(r"(?:s|sh|ch|x|z|o)$", verb):
         return f"{verb}es"
