@@ -165,13 +165,7 @@ class OfflineCompiler:
         readable = [t for t in window if t.role.strip().lower() in READABLE_ROLES]
         turn_texts = [squeezed(t.content) for t in readable]
         # A context block's "Key: value" lines are read by their shape, in place of the decision's reading.
-        blocks: dict[str, Candidate] = {}
-        for turn, text in zip(readable, turn_texts, strict=True):
-            if turn.role.strip().lower() != "user":
-                continue
-            # The taint check reads the whole turn (about 75 ms for 100 KiB): only for a turn that has a block.
-            if (block := block_candidates(strip_code(text), as_memory)) and not turn_is_tainted(text):
-                blocks.update(block)
+        blocks = _context_blocks(readable, turn_texts)
         candidates = []
         before: Clause | None = None
         for clause, (day, verdict) in read:
@@ -329,6 +323,18 @@ def as_memory(candidate: Candidate) -> Candidate | None:
         return candidate
     confidence = candidate.confidence if text == said else max(candidate.confidence, UPDATE_CONFIDENCE)
     return candidate.model_copy(update={"text": text, "slot": slot_of(text), "confidence": confidence})
+
+
+def _context_blocks(turns: Sequence[Turn], texts: Sequence[str]) -> dict[str, Candidate]:
+    """The facts of every context block in the user's untainted turns, by line (`context_block.line_key`)."""
+    blocks: dict[str, Candidate] = {}
+    for turn, text in zip(turns, texts, strict=True):
+        if turn.role.strip().lower() != "user":
+            continue
+        # The taint check reads the whole turn (about 75 ms for 100 KiB): only for a turn that has a block.
+        if (block := block_candidates(strip_code(text), as_memory)) and not turn_is_tainted(text):
+            blocks.update(block)
+    return blocks
 
 
 def _shared(memory: Candidate, companion: str) -> Candidate:
