@@ -127,6 +127,12 @@ def test_a_standing_rule_or_a_habit_stays(
         ("The user wants review comments kept under five bullets if the assistant can", False),
         ("The user prefers that the assistant answers in French", False),
         ("The user's cat only eats one brand of food", False),
+        # One clause ending on "it" after a preposition (writers F, M, Z and the in-style writers).
+        ("The user always forgets about it", True),
+        ("The user is the only admin on it", True),
+        ("The user's mom's pension covers most of it", True),
+        ("Main is protected, only the release bot can push to it", False),
+        ("App is gunicorn behind it", False),
         ("Decided to go with 5 restarts in 15 minutes plus a", True),
         # A stranded preposition is English.
         ("The user has a grocery budget of 400 euros a month that the user tries to stick to", False),
