@@ -10,6 +10,7 @@ from cairn_contracts.promotion import Candidate
 from cairn_promotion.asks import (
     is_about_the_assistant,
     is_courtesy,
+    is_fragment,
     is_task_request,
     is_unfinished,
     without_trailing_join,
@@ -425,3 +426,19 @@ def test_an_instruction_with_its_verb_stays(memory_of: Callable[[str], str | Non
 )
 def test_praise_for_a_suggestion_is_about_the_assistant(memory: str, praise: bool) -> None:
     assert is_about_the_assistant(memory) is praise
+
+
+@pytest.mark.parametrize(
+    ("memory", "fragment"),
+    [
+        ("Go 1.22", True),
+        # What is left of a sentence whose quoted message was taken out (writer N).
+        (", and on inspection the user finds the NAS share is ninety-eight per cent full", True),
+        ("; the rest goes to savings every month", True),
+        ("Stack: Go 1.22", False),
+        ("£150 a month goes to the mortgage overpayment", False),
+        ("`TestSettle` times out in CI about 1 in 10 runs", False),
+    ],
+)
+def test_a_fragment_is_too_short_or_opens_mid_sentence(memory: str, fragment: bool) -> None:
+    assert is_fragment(memory) is fragment

@@ -29,6 +29,11 @@ from cairn_promotion.referents import points_back
         "The user said Saturdays for running",
         "The user has all of that except basil",
         "The user has everything except ginger",
+        # "it's" said of a thing the memory never names (writers H, I, R, W, Z, AA).
+        "It's more like 3 coffees",
+        "It's only until Sunday night anyway",
+        "It's got 64GB of RAM",
+        "It's fine that the titles get lowercased as long as proper nouns survive",
     ],
 )
 def test_a_memory_pointing_back_is_dropped(memory: str) -> None:
@@ -43,6 +48,7 @@ def test_a_memory_pointing_back_is_dropped(memory: str) -> None:
         "It has to be somewhere reachable by train from London",
         "Its a monorepo w/ pnpm workspaces if that matters",
         "It's a FRITZ!Box 6660 Cable on Vodafone cable",
+        "It's postgres 15",
         "That's the format the user likes, just give the user the diff",
         "These days the user submits variable star observations to the AAVSO",
         "Theo is allergic to peanuts",

@@ -294,9 +294,17 @@ def is_verbless_instruction(memory: str) -> bool:
     return _VERBLESS_INSTRUCTION.match(memory) is not None
 
 
+# ", and on inspection the user finds the NAS share is 98% full": what is left of a sentence whose quoted
+# message was taken out opens on the punctuation that joined it.
+_OPENS_MID_SENTENCE = re.compile(r"^\s*[,;:)\]]")
+
+
 def is_fragment(memory: str) -> bool:
-    """Whether a memory is too short to state anything: under `_MIN_FACT_WORDS` words and no "label: value"."""
-    return ":" not in memory and len(memory.split()) < _MIN_FACT_WORDS
+    """Whether a memory is too short to state anything (under `_MIN_FACT_WORDS` words and no "label: value"),
+    or opens mid-sentence."""
+    return (":" not in memory and len(memory.split()) < _MIN_FACT_WORDS) or bool(
+        _OPENS_MID_SENTENCE.match(memory)
+    )
 
 
 # "planning mode:", "Planning notes:": a line of a few words ending in a colon heads the list below it. Read

@@ -270,7 +270,11 @@ _POINTS_BACK = re.compile(
     # said before, in this conversation or another (writers I and Z; 3 survivors, none matched).
     r"|the user (?:has |had )?(?:already |just |also )?said"
     # "The user has all of that except basil", "has everything except ginger": what the assistant just listed.
-    r"|the user has (?:all of that|all that|everything|most of that) except)\b",
+    r"|the user has (?:all of that|all that|everything|most of that) except"
+    # "It's more like 3 coffees", "It's only until Sunday night", "It's got 64GB of RAM": "it's" said of a
+    # thing the memory never names, where "It's a FRITZ!Box" names it (writers H, I, R, W, Z, AA; 7 survivors,
+    # none matched).
+    r"|it['’]s (?:more like|only|just|fine|getting|got|not|so|too|really|pretty|quite))\b",
     re.IGNORECASE,
 )
 
