@@ -1083,3 +1083,30 @@ def test_a_name_is_not_collapsed_into_a_longer_memory_that_names_the_person() ->
     # Two memories that are not names still collapse into the more confident one.
     shorter = Candidate(text="The user adopted a greyhound named Biscuit", confidence=0.7, tags=["fact"])
     assert dedupe([longer, shorter]) == [longer]
+
+
+@pytest.mark.parametrize(
+    ("kept", "dropped"),
+    [
+        # Writers E, K and O: one fact said twice in a session, with the same numbers.
+        ("The user is 52 years old", "The user is 52"),
+        ("The user put in $600 a month", "The user's contribution is $600 a month"),
+        (
+            "Doc has the user on lisinopril 20 mg for blood pressure",
+            "The user's doc bumped the user to 20 mg last month",
+        ),
+    ],
+)
+def test_two_memories_with_the_same_numbers_and_words_collapse(kept: str, dropped: str) -> None:
+    first = Candidate(text=kept, confidence=0.9, tags=["fact"])
+    second = Candidate(text=dropped, confidence=0.8, tags=["profile"])
+    assert dedupe([second, first]) == [first.model_copy(update={"tags": ["fact", "profile"]})]
+
+
+def test_the_same_numbers_about_other_things_stay_two_memories() -> None:
+    rent = Candidate(text="Rent is £1,150 a month", confidence=0.9, tags=["fact"])
+    pay = Candidate(text="The user's take-home pay is £3,200 a month", confidence=0.9, tags=["fact"])
+    walk = Candidate(text="The user walks 5 km every morning", confidence=0.9, tags=["fact"])
+    swim = Candidate(text="The user's daughter swims 5 km on Saturdays", confidence=0.9, tags=["fact"])
+    assert dedupe([rent, pay]) == [rent, pay]
+    assert dedupe([walk, swim]) == [walk, swim]

@@ -380,6 +380,22 @@ def dedupe(candidates: list[Candidate]) -> list[Candidate]:
 _NAMED = re.compile(r"^The user's [\w' -]+ is named [A-Z]")
 
 
+# Two memories of one session that hold the same numbers and share this much of their words say one fact two
+# ways: "The user is 52 years old" and "The user is 52"; "The user put in $600 a month" and "The user's
+# contribution is $600 a month".
+_SAME_NUMBERS_JACCARD = 0.3
+
+
 def _same_fact(a: frozenset[str], b: frozenset[str], subset: bool = True) -> bool:
     small, large = sorted((a, b), key=len)
-    return jaccard(a, b) >= DEDUPE_JACCARD or (subset and len(small) >= 3 and small <= large)
+    similarity = jaccard(a, b)
+    numbers = _numbers(a)
+    return (
+        similarity >= DEDUPE_JACCARD
+        or (subset and len(small) >= 3 and small <= large)
+        or (bool(numbers) and numbers == _numbers(b) and similarity >= _SAME_NUMBERS_JACCARD)
+    )
+
+
+def _numbers(tokens: frozenset[str]) -> frozenset[str]:
+    return frozenset(token for token in tokens if any(ch.isdigit() for ch in token))
