@@ -290,6 +290,11 @@ def test_the_rules_read_the_memory_as_written() -> None:
     assert not is_task_request("The user wants the assistant to default meetings to 25 minutes")
     # A key: value line is not an imperative ("Plan: Team plan, 12 seats").
     assert not is_task_request("Plan: Team plan, 12 seats")
+    # What the chat points at, or something needed now (writers R, the heldout writer A and I).
+    assert is_task_request("The user really needs it stable")
+    assert is_task_request("The user needs them fast because the user's brain has turned to porridge")
+    assert is_task_request("The user needs something accessible and with reliable meal times")
+    assert not is_task_request("The user needs 8 hours of sleep to function")
 
 
 @pytest.mark.parametrize(

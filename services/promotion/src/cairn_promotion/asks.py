@@ -50,9 +50,11 @@ _ASKS_ASSISTANT = re.compile(
     rf"^(?:The user wants the assistant to |pls |please |can you |could you )?(?:{_TASK_VERBS})\b(?!:)|^need\b",
     re.IGNORECASE,
 )
-# "The user wants this regex explained to the user": what the chat points at is this session's.
+# "The user wants this regex explained to the user", "The user really needs it stable", "The user needs them
+# fast": what the chat points at is this session's; so is "something accessible" the user needs now.
 _WANTS_THIS = re.compile(
-    r"^The user (?:wants|needs|would like) (?:this|that|these|those|it|the (?:first|second|third|last) one)\b",
+    r"^The user (?:really |just |also )?(?:wants|needs|would like) "
+    r"(?:this|that|these|those|it|them|something|the (?:first|second|third|last) one)\b",
     re.IGNORECASE,
 )
 # "The user wants a table booked for 2 at Lume friday 8pm", "... 3 venues emailed for quotes", "... 'rotate TLS
