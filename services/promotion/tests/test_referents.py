@@ -34,6 +34,10 @@ from cairn_promotion.referents import points_back
         "It's only until Sunday night anyway",
         "It's got 64GB of RAM",
         "It's fine that the titles get lowercased as long as proper nouns survive",
+        # A time, a likeness or a thanks for what the assistant said (writers I, R, T).
+        "That's when the user will do the initial seed upload",
+        "That's close to what the user does with the user's beginner running group",
+        "That's a big help for the kids printing in black and white too",
     ],
 )
 def test_a_memory_pointing_back_is_dropped(memory: str) -> None:

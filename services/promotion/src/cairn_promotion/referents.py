@@ -274,7 +274,11 @@ _POINTS_BACK = re.compile(
     # "It's more like 3 coffees", "It's only until Sunday night", "It's got 64GB of RAM": "it's" said of a
     # thing the memory never names, where "It's a FRITZ!Box" names it (writers H, I, R, W, Z, AA; 7 survivors,
     # none matched).
-    r"|it['’]s (?:more like|only|just|fine|getting|got|not|so|too|really|pretty|quite))\b",
+    r"|it['’]s (?:more like|only|just|fine|getting|got|not|so|too|really|pretty|quite)"
+    # "That's when the user will do the seed upload", "That's close to what the user does", "That's exactly the
+    # kind of thing ...", "That's a big help": a time, a likeness or a thanks for what the assistant just said
+    # ("That's the format the user likes" is left alone; writers I, R, T; 4 survivors, none matched).
+    r"|that['’]s (?:exactly|when|close to|a (?:big|huge|great|real) help))\b",
     re.IGNORECASE,
 )
 
