@@ -28,6 +28,11 @@ from cairn_promotion.updates import as_state, is_former
         ("The user moved to Lisbon last month", "The user lives in Lisbon"),
         ("On 2025-06-02, the user moved to the Netherlands in 2023", "The user lives in the Netherlands"),
         ("The user's sister Ana moved to Porto", "The user's sister Ana lives in Porto"),
+        ("The user finally moved from Leeds to Utrecht", "The user lives in Utrecht"),
+        (
+            "The user's team moved from Jenkins to GitHub Actions",
+            "The user's team moved from Jenkins to GitHub Actions",
+        ),
         ("The user moved to Zotero last autumn", "The user moved to Zotero last autumn"),
         ("The user moved to R last year", "The user moved to R last year"),
         (
@@ -89,6 +94,10 @@ def test_a_move_home_is_kept_though_its_wording_reads_as_an_event() -> None:
         ("The user no longer eats meat", False),
         ("The user is used to early shifts", False),
         ("The user is going to Lisbon every summer", False),
+        # A home left, the new one said elsewhere; not a tool left.
+        ("The user moved from Berlin last year", True),
+        ("The user moved from Jenkins last year", False),
+        ("The user moved from Berlin to Lisbon for a job at Feedzai", False),
     ],
 )
 def test_what_the_user_used_to_do_is_not_remembered(memory: str, former: bool) -> None:

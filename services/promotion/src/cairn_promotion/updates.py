@@ -43,12 +43,17 @@ _SET_TO = re.compile(
 )
 
 
-# "The user moved to Lisbon last month", "The user's sister moved to Porto": who, and where to.
-_MOVED_HOME = re.compile(
+# "The user moved to Lisbon last month", "The user's sister moved to Porto", "The user finally moved from Leeds
+# to Utrecht": who, and where to.
+_WHO_MOVED = (
     rf"^(The user|The user's (?:{RELATION}|{PETS})(?: (?-i:[A-Z])[\w'-]+)?) (?:recently |just |finally )?"
-    r"(?:has )?(?:moved|relocated) (?:back )?to (.+)$",
+)
+_MOVED_HOME = re.compile(
+    rf"{_WHO_MOVED}(?:has )?(?:moved|relocated) (?:back )?(?:from [^,]+? )?to (.+)$",
     re.IGNORECASE,
 )
+# "The user moved from Ghent in the summer" (the new home said in a clause of its own): a home left.
+_MOVED_AWAY = re.compile(rf"{_WHO_MOVED}(?:has )?(?:moved|relocated) (?:away )?from (.+)$", re.IGNORECASE)
 
 
 def as_state(memory: str) -> str:
@@ -91,4 +96,12 @@ def is_former(memory: str) -> bool:
     """Whether the memory states only what no longer holds: the value to remember is the one that replaced it
     ("used to live in Leeds, moved to York in May"). Said in passing it stays ("the on-call handover moved to
     Mondays (it used to be Fridays)")."""
-    return _FORMER.match(undated(memory)) is not None
+    body = undated(memory)
+    return _FORMER.match(body) is not None or _left_home(body)
+
+
+def _left_home(memory: str) -> bool:
+    match = _MOVED_AWAY.match(memory)
+    if match is None or (place := place_at(match.group(2))) is None:
+        return False
+    return re.fullmatch(_WHEN, match.group(2)[len(place) :].rstrip(" .")) is not None
