@@ -98,6 +98,11 @@ def test_time_bound_facts_are_dated_only_when_the_turn_has_a_date() -> None:
         "The user is flying to Singapore on 18 April"
     )
     assert self_contained("I prefer aisle seats", "user", day) == "The user prefers aisle seats"
+    # A day of every month recurs: it is no date of its own (writers G, K and the in-style writers).
+    assert self_contained("payment is €289 on the 5th of each month", "user", day) == (
+        "Payment is €289 on the 5th of each month"
+    )
+    assert self_contained("rent is due on the 1st", "user", day) == "On 2026-04-02, Rent is due on the 1st"
     # A verb capitalised for opening the sentence reads in lower case inside the rewrite; a name does not.
     assert (
         self_contained("Saving for a house deposit", "user", None) == "The user is saving for a house deposit"

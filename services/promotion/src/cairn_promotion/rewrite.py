@@ -253,7 +253,8 @@ def _wanted_done(text: str) -> str:
 
 _TIME_BOUND = re.compile(
     r"\b(?:today|tonight|tomorrow|yesterday|next|last|this (?:week|month|year|weekend|morning|evening)|"
-    r"(?:on|by|until|from|since) (?:the )?\d{1,2}(?:st|nd|rd|th)?\b|"
+    # "on the 5th of each month", "on 25th every month" recur: no day of their own.
+    r"(?:on|by|until|from|since) (?:the )?\d{1,2}(?:st|nd|rd|th)?\b(?! (?:of )?(?:each|every|the|a) month)|"
     r"\d{1,2}(?:st|nd|rd|th)? (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|"
     r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{1,2}(?:st|nd|rd|th)?\b|"
     r"(?:on|this|next) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b|"
