@@ -684,6 +684,20 @@ def test_a_value_updated_later_in_the_session_is_carried_into_the_fact(
             ["the depot closes at 5", "oops, the depot closes at 4"],
             ["the depot closes at 4"],
         ),
+        # A model or a region: a number inside a word, corrected whole (writer O).
+        (
+            ["Router is a Netgear Orbi RBK752.", "Sorry, it's the RBK753, the three-pack."],
+            ["Router is a Netgear Orbi RBK753."],
+        ),
+        (
+            ["Prod runs on EKS in eu-west-1.", "Correction, we migrated prod to eu-central-1 in March"],
+            ["Prod runs on EKS in eu-central-1."],
+        ),
+        # Two earlier values of the shape: which one is meant is not said, so nothing changes.
+        (
+            ["staging is in eu-west-1 and prod in us-east-2", "sorry, it's eu-west-3"],
+            ["staging is in eu-west-1 and prod in us-east-2", "sorry, it's eu-west-3"],
+        ),
         # A bare "no" or "sorry" before a whole number is an answer or an apology, not a correction.
         (
             ["we have 2 kids", "no, 3 dogs"],

@@ -243,8 +243,10 @@ _OPENING_CORRECTION = re.compile(
     r"make\s+that|actually,?\s+no)|(?:no|sorry))\b(?:[,:;.!\s-]+(?P<typo>typo|my\s+bad|i\s+mean)\b)?",
     re.IGNORECASE,
 )
-_IT_IS = re.compile(r"\b(?:it|that)(?:'s|’s|\s+is|\s+was)$", re.IGNORECASE)
+_IT_IS = re.compile(r"\b(?:it|that)(?:'s|’s|\s+is|\s+was)(?:\s+(?:the|an?))?$", re.IGNORECASE)
 _VALUE_CORE = re.compile(r"\d(?:[\d.,:/]*\d)?%?")
+# A model or a region that holds a number: "RBK753", "eu-central-1". Its shape, letters and digits runs
+# collapsed ("a-a-d"), is what an earlier value must share to be the one corrected.
 T = TypeVar("T")
 _LOOK_BACK = 6  # clauses: an update answers something said a turn or two before
 
@@ -265,9 +267,12 @@ def carry_updates(clauses: list[tuple[Clause, T]]) -> list[tuple[Clause, T]]:
     for index, (clause, _) in enumerate(found):
         if clause.role != "user":
             continue
-        if (corrected := _opening_correction(clause.raw)) is not None:
+        said = _with_marker_before(found, index)
+        if (corrected := _opening_correction(said)) is not None:
             if _correct_earlier(found, index, dropped, corrected):
                 dropped.add(index)
+                if said != clause.raw:
+                    dropped.add(index - 1)  # the marker said as a clause of its own
             continue
         match = _UPDATE.search(clause.text)
         if match is None:
@@ -287,6 +292,22 @@ def carry_updates(clauses: list[tuple[Clause, T]]) -> list[tuple[Clause, T]]:
                     dropped.add(index)
             break
     return [c for i, c in enumerate(found) if i not in dropped]
+
+
+def _with_marker_before(found: list[tuple[Clause, T]], index: int) -> str:
+    """A clause as said, after the correction marker the splitter cut off as a clause of its own ("Correction,
+    we migrated prod to eu-central-1" is read as "Correction" and "we migrated ...")."""
+    clause = found[index][0]
+    if index > 0:
+        before = found[index - 1][0]
+        marker = _OPENING_CORRECTION.match(before.raw)
+        if (
+            before.role == clause.role
+            and marker is not None
+            and not before.raw[marker.end() :].strip(" ,:;.!-")
+        ):
+            return f"{before.raw.strip()}, {clause.raw}"
+    return clause.raw
 
 
 def _earlier_user_clauses(
@@ -320,19 +341,55 @@ def _opening_correction(raw: str) -> str | None:
     value = _VALUE_CORE.search(raw, marker.end())
     if value is None:
         return None
+    start, found = value.start(), value.group()
+    if (identifier := _identifier_around(raw, value)) is not None:
+        start, found = identifier
     if marker["explicit"] or marker["typo"]:
-        return value.group()
+        return found
     # After a bare "no" or "sorry" the value holds more than digits and comes first or as what "it" is.
-    between = raw[marker.end() : value.start()].strip(" ,:;.-")
+    between = raw[marker.end() : start].strip(" ,:;.-")
     named = not between or _IT_IS.search(between) is not None
-    return value.group() if named and not value.group().isdigit() else None
+    return found if named and not found.isdigit() else None
+
+
+def _identifier_around(raw: str, core: re.Match[str]) -> tuple[int, str] | None:
+    """The word of letters, digits and hyphens a number sits in ("RBK753", "eu-central-1") and where it
+    starts, or None when the number stands alone ("7.4%", "26")."""
+    start, end = core.start(), core.end()
+    while start > 0 and _in_identifier(raw[start - 1]):
+        start -= 1
+    while end < len(raw) and _in_identifier(raw[end]):
+        end += 1
+    word = raw[start:end].strip("-_")
+    if not any(ch.isalpha() for ch in word) or "%" in word:
+        return None
+    return start, word
+
+
+def _in_identifier(char: str) -> bool:
+    return char.isalnum() or char in "-_"
+
+
+def _identifier_shape(word: str) -> str:
+    return re.sub(r"[^\W\d_]+", "a", re.sub(r"\d+", "d", word))
 
 
 def _correct_earlier(found: list[tuple[Clause, T]], index: int, dropped: set[int], new: str) -> bool:
     """Give the nearest earlier user clause holding exactly one value of `new`'s form the new value."""
-    form = _digit_form(new)
+    identifier = any(ch.isalpha() for ch in new)
+    form = _identifier_shape(new) if identifier else _digit_form(new)
     for earlier, previous, day in _earlier_user_clauses(found, index, dropped):
-        cores = [m.group() for m in _VALUE_CORE.finditer(previous.said or previous.text)]
+        text = previous.said or previous.text
+        if identifier:
+            words = (w.strip(",.;:!?()") for w in text.split())
+            values = [w for w in words if any(ch.isdigit() for ch in w) and _identifier_shape(w) == form]
+            if len(values) == 1 and values[0] != new:
+                found[earlier] = (_with_value(previous, values[0], new), day)
+                return True
+            if values:
+                return False
+            continue
+        cores = [m.group() for m in _VALUE_CORE.finditer(text)]
         values = [core for core in cores if _digit_form(core) == form]
         if not values:
             continue
