@@ -642,10 +642,21 @@ def _user_clauses(*said: str) -> list[str]:
             ["the standup is at 9:30", "we moved the standup to 10:00 starting monday"],
             ["the standup is at 10:00", "we moved the standup to 10:00 starting monday"],
         ),
-        # A named thing's value, whatever its form: "Swift 6" updates "Swift 5.9" (in-style writer AG).
+        # A named thing's value, whatever its form: "Swift 6" updates "Swift 5.9" (in-style writer AG); an update
+        # that says only the thing, the value and when then says nothing more, and goes.
         (
             ["we're on Swift 5.9 for the iOS shell", "we moved to Swift 6 last sprint"],
-            ["we're on Swift 6 for the iOS shell", "we moved to Swift 6 last sprint"],
+            ["we're on Swift 6 for the iOS shell"],
+        ),
+        (
+            [
+                "we're on Swift 5.9 for the iOS shell",
+                "we moved to Swift 6 last sprint because of the new concurrency",
+            ],
+            [
+                "we're on Swift 6 for the iOS shell",
+                "we moved to Swift 6 last sprint because of the new concurrency",
+            ],
         ),
         # No earlier value of the same form, or more than one: left as said.
         (

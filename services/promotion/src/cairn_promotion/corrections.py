@@ -233,6 +233,13 @@ _ABOUT_A_PRONOUN = re.compile(
     rf"\b{_UPDATE_VERB}\s+(?:it|them|that|this)\b|\b(?:it|that|this)\s+{_UPDATE_VERB}\b|\bit(?:'s|’s|\s+is)\s+\S*\d",
     re.IGNORECASE,
 )
+# An update that says only the thing, the new value and when: "we moved to Swift 6 last sprint" after "we're
+# on Swift 5.9 for the iOS shell". Once the fact holds the new value, the update says nothing more.
+_BARE_UPDATE = re.compile(
+    rf"(?:^|,\s*)(?:i|we)\s+(?:just\s+|recently\s+|finally\s+)?{_UPDATE_VERB}\s+(?:\w+\s+)?to\s+"
+    r"[A-Z][\w.+#-]*\s+\S*\d\S*(?:\s+(?:last|this)\s+\w+|\s+in\s+\w+|\s+\w+\s+ago)?\W*$",
+    re.IGNORECASE,
+)
 # A clause that opens with a correction and gives a value corrects the value said just before it: "car
 # loan is ... 48 months at 6.9%" / "wait no, just checked the contract, it's 7.4%"; "pinned to 3.6" /
 # "sorry, 3.7 LTS, we bumped it"; "n=38,412 after exclusions. sorry, typo, 38,142". An explicit marker
@@ -288,7 +295,7 @@ def carry_updates(clauses: list[tuple[Clause, T]]) -> list[tuple[Clause, T]]:
                 continue
             if len(values) == 1 and values[0].lower() != new.lower():
                 found[earlier] = (_with_value(previous, values[0], new), day)
-                if _ABOUT_A_PRONOUN.search(clause.text):
+                if _ABOUT_A_PRONOUN.search(clause.text) or _BARE_UPDATE.search(clause.text):
                     dropped.add(index)
             break
     return [c for i, c in enumerate(found) if i not in dropped]
