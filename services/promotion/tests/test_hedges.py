@@ -20,6 +20,9 @@ from cairn_promotion.hedges import is_bare_plan, is_guess, without_undecided
         # A state that ended (writer T).
         "I was on Mendeley until it got unbearable",
         "We used Datadog until last year but the bill got absurd",
+        # What did not happen, or might have (heldout writer A).
+        "I would never have noticed",
+        "I could have been more careful with the backups",
     ],
 )
 def test_a_guess_or_an_ended_state_is_not_a_memory(said: str, memory_of: Callable[[str], str | None]) -> None:
@@ -32,6 +35,7 @@ def test_a_guess_or_an_ended_state_is_not_a_memory(said: str, memory_of: Callabl
         ("I prefer answers without tables", "The user prefers answers without tables"),
         ("I work until 6 every day", "The user works until 6 every day"),
         ("I was born in Porto", "The user was born in Porto"),
+        ("I would have tea over coffee any day", "The user would have tea over coffee any day"),
     ],
 )
 def test_a_preference_or_a_lasting_fact_stays(
