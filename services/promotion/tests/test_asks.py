@@ -390,6 +390,16 @@ def test_an_age_someone_has_is_what_they_are(memory_of: Callable[[str], str | No
     assert memory_of("I have 10 years of experience in Go") == "The user has 10 years of experience in Go"
 
 
+def test_a_weighing_that_ends_in_a_decision_is_the_decision(memory_of: Callable[[str], str | None]) -> None:
+    # Writers D and O: the options weighed are this session's; what was chosen stays.
+    assert memory_of("The shuttle thing kills it honestly, okay yes let's go with Marlow Lake Lodge") == (
+        "The user decided to go with Marlow Lake Lodge"
+    )
+    assert memory_of(
+        "I considered San Sebastián, but honestly let's go with Porto, the kids want the river boats"
+    ) == ("The user decided to go with Porto")
+
+
 def test_a_noun_wanted_is_not_a_task(memory_of: Callable[[str], str | None]) -> None:
     # "please no tables" names what is wanted, not something for the assistant to do (writer I).
     assert (

@@ -324,6 +324,28 @@ _NO_NOUN_WANTED = re.compile(r"^((?:On [\d-]+, )?the user )wants the assistant t
 _AGE_HELD = re.compile(r"\bhas (\d{1,2}) years(?: old)?\W*$")
 
 
+# "The shuttle thing kills it honestly, okay yes let's go with Marlow Lake Lodge", "The user considered San
+# Sebastián, but honestly let's go with Porto, the kids want the river boats": the weighing ends in a decision,
+# and the decision is the fact. Also after the decision (`offline.as_memory`).
+_DECISION_AT_END = re.compile(
+    r"(?:,\s*|\s+)(?:(?:okay|ok|alright|so|but|and|yes|yeah|honestly|then)[,\s]+)*"
+    r"(?:let's|lets|let us) go with\s+([^,;]+?)\W*(?:[,;].*)?$",
+    re.I,
+)
+_DATE = re.compile(r"^On [\d-]+, ")
+
+
+def decision_at_end(fact: str) -> str:
+    """The decision a fact ends on ("..., okay yes let's go with quartz" -> "The user decided to go with quartz"),
+    dated as the fact was, or the fact as it was."""
+    found = _DECISION_AT_END.search(fact)
+    if found is None or found.start() == 0:
+        return fact
+    dated = _DATE.match(fact)
+    decided = f"the user decided to go with {found.group(1)}"
+    return f"{dated.group()}{decided}" if dated else decided[0].upper() + decided[1:]
+
+
 def plain_conditional(fact: str) -> str:
     """A fact with a formal "the user should like/prefer" said as "would", "wants the assistant to no tables"
     as "wants no tables", and an age someone "has" as what they are."""
