@@ -433,7 +433,11 @@ def test_an_instruction_with_its_verb_stays(memory_of: Callable[[str], str | Non
         ("Garlic oil is a great tip", True),
         ("Swimming sounds nice", True),
         ("The marriage record in Liverpool is a good shout", True),
+        # An answer taking up what the assistant said (writers D and G).
+        ("The user has yogurt, okay the user will do that", True),
+        ("The user takes book + bookmark one, perfecto", True),
         # What the user says of someone of theirs, or a fact.
+        ("The user is fine with pork, okay with fish, never beef", False),
         ("The user's supervisor, Dr Helen Marsh, is brilliant but terrifying", False),
         ("The user is good at chess", False),
         ("The user's team's on-call is weekly and the handover is at 10:00", False),

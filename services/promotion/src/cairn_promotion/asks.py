@@ -202,10 +202,16 @@ _PRAISED = re.compile(
     re.IGNORECASE,
 )
 
+# "The user has yogurt, okay the user will do that", "someone changed the env var, okay fixing it now", "The user
+# takes book + bookmark one, perfecto": an answer that takes up what the assistant just said (writers D and G;
+# 4 survivors, none matched). "okay with" is the user's consent to something and stays.
+_TAKES_IT_UP = re.compile(r",\s*(?:okay|ok|perfect|perfecto)\b(?!\s+with\b)", re.IGNORECASE)
+
 
 def is_about_the_assistant(memory: str) -> bool:
-    """Whether a memory's subject is the assistant, or what it suggested: a thanks or a verdict on its answer."""
-    return _ABOUT_THE_ASSISTANT.match(memory) is not None or _PRAISED.match(memory) is not None
+    """Whether a memory's subject is the assistant, or what it suggested: a thanks, a verdict on its answer, or
+    an answer taking it up."""
+    return any(p.search(memory) for p in (_ABOUT_THE_ASSISTANT, _PRAISED, _TAKES_IT_UP))
 
 
 def is_task_request(memory: str) -> bool:
