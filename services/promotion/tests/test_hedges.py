@@ -23,6 +23,9 @@ from cairn_promotion.hedges import is_bare_plan, is_guess, without_undecided
         # What did not happen, or might have (heldout writer A).
         "I would never have noticed",
         "I could have been more careful with the backups",
+        # How a part of life feels, said as a sigh (writers E, Q and the in-style writers).
+        "school nights are a battle",
+        "my eating is chaos",
     ],
 )
 def test_a_guess_or_an_ended_state_is_not_a_memory(said: str, memory_of: Callable[[str], str | None]) -> None:
@@ -36,6 +39,7 @@ def test_a_guess_or_an_ended_state_is_not_a_memory(said: str, memory_of: Callabl
         ("I work until 6 every day", "The user works until 6 every day"),
         ("I was born in Porto", "The user was born in Porto"),
         ("I would have tea over coffee any day", "The user would have tea over coffee any day"),
+        ("my desk is a mess of cables", "The user's desk is a mess of cables"),
     ],
 )
 def test_a_preference_or_a_lasting_fact_stays(

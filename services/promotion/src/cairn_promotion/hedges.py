@@ -1,4 +1,4 @@
-"""What the user only guesses, or has not decided, is not a fact about them.
+"""What the user only guesses, or has not decided, or only sighs about, is not a fact about them.
 
 Runs on a memory as it would be written, after the decision kept its clause. "The user thinks it clashes
 with the scrub job", "The user suspects the clocks changing may have confused it", "The user bets it's
@@ -20,9 +20,20 @@ _GUESS = re.compile(
 )
 
 
+# "School nights are a battle", "Weekend trips are always a whole thing", "The user's eating is chaos": how a
+# part of life feels, said as a sigh; what makes it so is the fact, when said ("is hard of hearing so phone
+# calls are a mess" keeps its cause). Writers E, Q and the in-style writers: 4 survivors, none matched.
+_VENTING = re.compile(
+    r"^(?!.*\bso\b)[^,;]*?\b(?:is|are)(?: (?:always|basically|such|just|so|literally|honestly|a bit|kind of))* "
+    r"(?:an? )?(?:whole thing|battle|nightmare|mess|struggle|saga|circus|zoo|chaos|trash|hell|headache)\W*$",
+    re.IGNORECASE,
+)
+
+
 def is_guess(memory: str) -> bool:
-    """Whether a memory states only what the user guesses or believes ("The user thinks ...")."""
-    return _GUESS.match(memory) is not None
+    """Whether a memory states only what the user guesses or believes ("The user thinks ..."), or only how a part
+    of their life feels ("School nights are a battle")."""
+    return _GUESS.match(memory) is not None or _VENTING.match(memory) is not None
 
 
 # A plan not yet made: "Maybe the user will take the JLPT N3 next year", "The user is maybe going to train for a
