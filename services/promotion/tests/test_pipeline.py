@@ -1140,3 +1140,9 @@ def test_the_same_numbers_about_other_things_stay_two_memories() -> None:
     swim = Candidate(text="The user's daughter swims 5 km on Saturdays", confidence=0.9, tags=["fact"])
     assert dedupe([rent, pay]) == [rent, pay]
     assert dedupe([walk, swim]) == [walk, swim]
+    # The day both were said is no value they share.
+    freeze = Candidate(
+        text="On 2025-02-11, the user's team has a change freeze in the last week", confidence=0.9
+    )
+    jenkins = Candidate(text="On 2025-02-11, the user's team moved off Jenkins last quarter", confidence=0.9)
+    assert dedupe([freeze, jenkins]) == [freeze, jenkins]

@@ -398,4 +398,8 @@ def _same_fact(a: frozenset[str], b: frozenset[str], subset: bool = True) -> boo
 
 
 def _numbers(tokens: frozenset[str]) -> frozenset[str]:
-    return frozenset(token for token in tokens if any(ch.isdigit() for ch in token))
+    # The day a memory is dated by ("On 2025-02-11, ...") is when it was said, not a value of the fact.
+    return frozenset(t for t in tokens if any(ch.isdigit() for ch in t) and not _ISO_DAY.fullmatch(t))
+
+
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
