@@ -332,7 +332,6 @@ _DECISION_AT_END = re.compile(
     r"(?:let's|lets|let us) go with\s+([^,;]+?)\W*(?:[,;].*)?$",
     re.I,
 )
-_DATE = re.compile(r"^On [\d-]+, ")
 
 
 def decision_at_end(fact: str) -> str:
@@ -341,7 +340,7 @@ def decision_at_end(fact: str) -> str:
     found = _DECISION_AT_END.search(fact)
     if found is None or found.start() == 0:
         return fact
-    dated = _DATE.match(fact)
+    dated = _DATE_PREFIX.match(fact)
     decided = f"the user decided to go with {found.group(1)}"
     return f"{dated.group()}{decided}" if dated else decided[0].upper() + decided[1:]
 
