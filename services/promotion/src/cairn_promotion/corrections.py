@@ -252,8 +252,6 @@ _OPENING_CORRECTION = re.compile(
 )
 _IT_IS = re.compile(r"\b(?:it|that)(?:'s|’s|\s+is|\s+was)(?:\s+(?:the|an?))?$", re.IGNORECASE)
 _VALUE_CORE = re.compile(r"\d(?:[\d.,:/]*\d)?%?")
-# A model or a region that holds a number: "RBK753", "eu-central-1". Its shape, letters and digits runs
-# collapsed ("a-a-d"), is what an earlier value must share to be the one corrected.
 T = TypeVar("T")
 _LOOK_BACK = 6  # clauses: an update answers something said a turn or two before
 
@@ -378,6 +376,8 @@ def _in_identifier(char: str) -> bool:
 
 
 def _identifier_shape(word: str) -> str:
+    """A model's or a region's shape, its letter and digit runs collapsed ("eu-central-1" -> "a-a-d"): what an
+    earlier value must share to be the one a correction replaces."""
     return re.sub(r"[^\W\d_]+", "a", re.sub(r"\d+", "d", word))
 
 

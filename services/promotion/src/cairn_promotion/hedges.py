@@ -14,7 +14,8 @@ from cairn_promotion.asks import DATED_USER, head_before
 
 _GUESS = re.compile(
     rf"{DATED_USER}(?:thinks|believes|suspects|bets|guesses|reckons|supposes|figures|assumes|imagines|doubts)\b"
-    # "The user would never have noticed", "could have been worse": what did not happen, or might have.
+    # "The user would never have noticed", "The user could have been more careful": what did not happen, or
+    # might have.
     rf"|{DATED_USER}(?:would|could|might)(?:n't| not| never)? have (?:been|had|done|got|known|seen|\w+ed|\w+en)\b",
     re.IGNORECASE,
 )

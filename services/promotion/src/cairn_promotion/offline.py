@@ -384,6 +384,7 @@ _NAMED = re.compile(r"^The user's [\w' -]+ is named [A-Z]")
 # ways: "The user is 52 years old" and "The user is 52"; "The user put in $600 a month" and "The user's
 # contribution is $600 a month".
 _SAME_NUMBERS_JACCARD = 0.3
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def _same_fact(a: frozenset[str], b: frozenset[str], subset: bool = True) -> bool:
@@ -400,6 +401,3 @@ def _same_fact(a: frozenset[str], b: frozenset[str], subset: bool = True) -> boo
 def _numbers(tokens: frozenset[str]) -> frozenset[str]:
     # The day a memory is dated by ("On 2025-02-11, ...") is when it was said, not a value of the fact.
     return frozenset(t for t in tokens if any(ch.isdigit() for ch in t) and not _ISO_DAY.fullmatch(t))
-
-
-_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")

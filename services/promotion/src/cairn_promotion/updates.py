@@ -72,13 +72,18 @@ def as_state(memory: str) -> str:
 
 
 def _new_home(memory: str) -> str | None:
-    # Only when nothing but the move's time follows the place: "moved to Lisbon for a job at ..." keeps its words.
     match = _MOVED_HOME.match(memory)
-    if match is None or (place := place_at(match.group(2))) is None:
+    place = _place_and_when(match.group(2)) if match else None
+    return f"{match.group(1)} lives in {place}" if match and place else None
+
+
+def _place_and_when(said: str) -> str | None:
+    """The place a move names when nothing but the move's time follows it ("Lisbon last month" -> "Lisbon");
+    None otherwise: "moved to Lisbon for a job at ..." keeps its words."""
+    place = place_at(said)
+    if place is None or not re.fullmatch(_WHEN, said[len(place) :].rstrip(" .")):
         return None
-    if not re.fullmatch(_WHEN, match.group(2)[len(place) :].rstrip(" .")):
-        return None
-    return f"{match.group(1)} lives in {place}"
+    return place
 
 
 # "The user used to live in Leeds", "The user used to run everything in SPSS": what the user has left behind.
@@ -102,6 +107,4 @@ def is_former(memory: str) -> bool:
 
 def _left_home(memory: str) -> bool:
     match = _MOVED_AWAY.match(memory)
-    if match is None or (place := place_at(match.group(2))) is None:
-        return False
-    return re.fullmatch(_WHEN, match.group(2)[len(place) :].rstrip(" .")) is not None
+    return match is not None and _place_and_when(match.group(2)) is not None
