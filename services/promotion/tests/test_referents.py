@@ -38,6 +38,9 @@ from cairn_promotion.referents import points_back
         "That's when the user will do the initial seed upload",
         "That's close to what the user does with the user's beginner running group",
         "That's a big help for the kids printing in black and white too",
+        # News the assistant just gave (writers R and W).
+        "The user didn't know about the prompt-pay discount",
+        "The user hadn't thought of the French labelling requirement",
     ],
 )
 def test_a_memory_pointing_back_is_dropped(memory: str) -> None:
@@ -64,6 +67,7 @@ def test_a_memory_pointing_back_is_dropped(memory: str) -> None:
         "After work the user runs along the canal",
         "Since then the user runs every morning",
         "The user's doctor said to cut salt",
+        "The user doesn't know any German",
     ],
 )
 def test_a_memory_naming_its_subject_is_not_pointing_back(memory: str) -> None:

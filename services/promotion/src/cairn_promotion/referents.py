@@ -278,7 +278,10 @@ _POINTS_BACK = re.compile(
     # "That's when the user will do the seed upload", "That's close to what the user does", "That's exactly the
     # kind of thing ...", "That's a big help": a time, a likeness or a thanks for what the assistant just said
     # ("That's the format the user likes" is left alone; writers I, R, T; 4 survivors, none matched).
-    r"|that['’]s (?:exactly|when|close to|a (?:big|huge|great|real) help))\b",
+    r"|that['’]s (?:exactly|when|close to|a (?:big|huge|great|real) help)"
+    # "The user didn't know about the prompt-pay discount", "hadn't thought of the French labelling requirement":
+    # news the assistant just gave (writers R and W; 3 survivors, none matched). "doesn't know German" stays.
+    r"|the user (?:didn['’]t|did not|hadn['’]t|had not) (?:even )?(?:know|reali[sz]e|think of|thought of))\b",
     re.IGNORECASE,
 )
 
