@@ -105,7 +105,11 @@ _THIS_WEEK = re.compile(
     r"|\bnext\s+week(?:end)?\b|\bthis\s+weekend\b"
     # "party for the user's son Kuba tmrw, 8 kids", "has been stress-eating all week", "is booked out all week"
     # (writers G, H and W; none matched).
-    r"|\b(?:tomorrow|tmrw|tmr|all\s+week)\b",
+    r"|\b(?:tomorrow|tmrw|tmr|all\s+week)\b"
+    # "Quarterly estimated tax is due in two days", "has had lower back pain for about 3 days": a few days either
+    # side of the session (writers S and X; none matched). "keep backups for 30 days" is a policy and stays.
+    r"|\bin\s+(?:two|three|four|five|six|[2-6])\s+days\b"
+    r"|\bhas\s+(?:had|been)\b.*\bfor\s+(?:about\s+|the\s+(?:last|past)\s+)?(?:two|three|four|five|six|[2-6]|a\s+few)\s+days\b",
     re.IGNORECASE,
 )
 # "Meera's friend has a birthday party on Saturday", "lands at Kansai on Tuesday afternoon", "had a TSH test on
