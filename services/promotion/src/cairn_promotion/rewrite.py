@@ -327,21 +327,33 @@ _AGE_HELD = re.compile(r"\bhas (\d{1,2}) years(?: old)?\W*$")
 # "The shuttle thing kills it honestly, okay yes let's go with Marlow Lake Lodge", "The user considered San
 # Sebastián, but honestly let's go with Porto, the kids want the river boats": the weighing ends in a decision,
 # and the decision is the fact. Also after the decision (`offline.as_memory`).
-_DECISION_AT_END = re.compile(
-    r"(?:,\s*|\s+)(?:(?:okay|ok|alright|so|but|and|yes|yeah|honestly|then)[,\s]+)*"
-    r"(?:let's|lets|let us) go with\s+([^,;]+?)\W*(?:[,;].*)?$",
-    re.I,
+# The phrase is found first and the words before it are read from a bounded window: one pattern spanning both
+# backtracked quadratically over a run of "okay, okay, ..." (21 ms for a memory of 2,000 characters, the most a
+# candidate holds; 0.03 ms this way).
+_LETS_GO_WITH = re.compile(r"\b(?:let's|lets|let us) go with\s+", re.I)
+_PAUSE_BEFORE = re.compile(
+    r"(?:,\s*|\s+)(?:(?:okay|ok|alright|so|but|and|yes|yeah|honestly|then)[,\s]+)*$", re.I
 )
+_PAUSE_WINDOW = 80
+_CHOSEN = re.compile(r"[^,;]*")
 
 
 def decision_at_end(fact: str) -> str:
     """The decision a fact ends on ("..., okay yes let's go with quartz" -> "The user decided to go with quartz"),
     dated as the fact was, or the fact as it was."""
-    found = _DECISION_AT_END.search(fact)
-    if found is None or found.start() == 0:
+    found = _LETS_GO_WITH.search(fact)
+    if found is None:
+        return fact
+    window = fact[max(0, found.start() - _PAUSE_WINDOW) : found.start()]
+    pause = _PAUSE_BEFORE.search(window)
+    if pause is None or not fact[: found.start() - len(window) + pause.start()].strip():
+        return fact  # "Let's go with Lisbon" opens the memory: `normalise` says it
+    chosen = _CHOSEN.match(fact, found.end())
+    choice = chosen.group().rstrip(" .!?") if chosen else ""
+    if not choice:
         return fact
     dated = _DATE_PREFIX.match(fact)
-    decided = f"the user decided to go with {found.group(1)}"
+    decided = f"the user decided to go with {choice}"
     return f"{dated.group()}{decided}" if dated else decided[0].upper() + decided[1:]
 
 
