@@ -637,6 +637,14 @@ def _user_clauses(*said: str) -> list[str]:
             ["I give £50 a month to the RNLI", "I increased that to £60 last April"],
             ["I give £60 a month to the RNLI"],
         ),
+        # A closer figure for the same thing (writers X and AA).
+        (
+            [
+                "I'm learning Portuguese, doing Duolingo 20 mins every morning",
+                "actually it's more like 15 mins",
+            ],
+            ["I'm learning Portuguese, doing Duolingo 15 mins every morning"],
+        ),
         # The update names its thing: both stay, the fact with the new value.
         (
             ["the standup is at 9:30", "we moved the standup to 10:00 starting monday"],
@@ -724,6 +732,22 @@ def test_a_value_corrected_at_the_start_of_a_clause_replaces_the_one_before(
     said: list[str], clauses: list[str]
 ) -> None:
     assert _user_clauses(*said) == clauses
+
+
+def test_an_update_reaches_past_a_long_reply_of_the_assistant() -> None:
+    # Writers W and Z: the assistant's answer between the fact and its update is many clauses long.
+    reply = " ".join(f"Step {n}: check the setting number {n}." for n in range(1, 13))
+    turns = [
+        Turn(role="user", content="Rent is £1,250 and I pay it on the 1st."),
+        Turn(role="assistant", content=reply),
+        Turn(role="user", content="Rent went up to £1,320 from this month."),
+    ]
+    said = [
+        clause.said or clause.text
+        for clause, _ in carry_updates(session_clauses(turns))
+        if clause.role == "user"
+    ]
+    assert said[0].startswith("Rent is £1,320")
 
 
 def test_the_decision_reads_an_updated_clause_as_said_and_the_memory_says_the_new_value() -> None:

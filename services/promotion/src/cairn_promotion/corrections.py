@@ -223,14 +223,18 @@ _UPDATE_VERB = (
     r"(?:raised|bumped|moved|changed|switched|upgraded|increased|lowered|cut|dropped|reduced|revised|"
     r"pushed|extended|upped|went\s+up|went\s+down)"
 )
+# "actually it's more like 15 mins of Duolingo" after "doing Duolingo 20 mins every morning": the same, said as
+# a closer figure (writers X and AA).
+_CLOSER = r"(?:more\s+like|closer\s+to)\s+"
 _UPDATE = re.compile(
     rf"\b{_UPDATE_VERB}\b(?:\s+\S+){{0,4}}?\s+to\s+(?:(?P<thing>[A-Z][\w.+#-]*)\s+)?(\S*\d\S*)"
-    r"|\bit(?:'s|’s|\s+is)\s+(\S*\d\S*)\s+now\b",
+    rf"|\bit(?:'s|’s|\s+is)\s+(?:(\S*\d\S*)\s+now\b|{_CLOSER}(\S*\d\S*))",
     re.IGNORECASE,
 )
 # Only the value is news when the update's thing is a pronoun: "raised it to", "it went up to", "it's X now".
 _ABOUT_A_PRONOUN = re.compile(
-    rf"\b{_UPDATE_VERB}\s+(?:it|them|that|this)\b|\b(?:it|that|this)\s+{_UPDATE_VERB}\b|\bit(?:'s|’s|\s+is)\s+\S*\d",
+    rf"\b{_UPDATE_VERB}\s+(?:it|them|that|this)\b|\b(?:it|that|this)\s+{_UPDATE_VERB}\b"
+    rf"|\bit(?:'s|’s|\s+is)\s+(?:{_CLOSER})?\S*\d",
     re.IGNORECASE,
 )
 # An update that says only the thing, the new value and when: "we moved to Swift 6 last sprint" after "we're
@@ -253,7 +257,7 @@ _OPENING_CORRECTION = re.compile(
 _IT_IS = re.compile(r"\b(?:it|that)(?:'s|’s|\s+is|\s+was)(?:\s+(?:the|an?))?$", re.IGNORECASE)
 _VALUE_CORE = re.compile(r"\d(?:[\d.,:/]*\d)?%?")
 T = TypeVar("T")
-_LOOK_BACK = 6  # clauses: an update answers something said a turn or two before
+_LOOK_BACK = 6  # user clauses: an update answers something said a turn or two before
 
 
 def carry_updates(clauses: list[tuple[Clause, T]]) -> list[tuple[Clause, T]]:
@@ -282,7 +286,7 @@ def carry_updates(clauses: list[tuple[Clause, T]]) -> list[tuple[Clause, T]]:
         match = _UPDATE.search(clause.text)
         if match is None:
             continue
-        new = _unquoted(match.group(2) or match.group(3))
+        new = _unquoted(match.group(2) or match.group(3) or match.group(4))
         form = _value_form(new)
         thing = match.group("thing")
         for earlier, previous, day in _earlier_user_clauses(found, index, dropped):
@@ -318,10 +322,17 @@ def _with_marker_before(found: list[tuple[Clause, T]], index: int) -> str:
 def _earlier_user_clauses(
     found: list[tuple[Clause, T]], index: int, dropped: set[int]
 ) -> Iterator[tuple[int, Clause, T]]:
-    """The user clauses an update or a correction at `index` may answer, nearest first, within `_LOOK_BACK`."""
-    for earlier in range(index - 1, max(index - 1 - _LOOK_BACK, -1), -1):
+    """The user clauses an update or a correction at `index` may answer, nearest first, the last `_LOOK_BACK` of
+    them (the assistant's reply in between, however long, does not count)."""
+    seen = 0
+    for earlier in range(index - 1, -1, -1):
         previous, extra = found[earlier]
-        if previous.role == "user" and earlier not in dropped:
+        if previous.role != "user":
+            continue
+        seen += 1
+        if seen > _LOOK_BACK:
+            return
+        if earlier not in dropped:
             yield earlier, previous, extra
 
 
