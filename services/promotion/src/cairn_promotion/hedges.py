@@ -32,9 +32,13 @@ _VENTING = re.compile(
 
 
 def is_guess(memory: str) -> bool:
-    """Whether a memory states only what the user guesses or believes ("The user thinks ..."), or only how a part
-    of their life feels ("School nights are a battle")."""
-    return _GUESS.match(memory) is not None or _VENTING.match(memory) is not None
+    """Whether a memory states only what the user guesses or believes ("The user thinks ...")."""
+    return _GUESS.match(memory) is not None
+
+
+def is_venting(memory: str) -> bool:
+    """Whether a memory says only how a part of the user's life feels ("School nights are a battle")."""
+    return _VENTING.match(memory) is not None
 
 
 # A plan not yet made: "Maybe the user will take the JLPT N3 next year", "The user is maybe going to train for a

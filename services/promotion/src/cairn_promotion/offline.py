@@ -38,7 +38,7 @@ from cairn_promotion.companions import companion_of, with_companion
 from cairn_promotion.compiler import DEFAULT_MAX_CHARS, DEFAULT_MAX_TURNS, READABLE_ROLES, recent_window
 from cairn_promotion.context_block import block_candidates, line_key
 from cairn_promotion.corrections import apply_corrections, carry_updates
-from cairn_promotion.hedges import is_bare_plan, is_guess, without_undecided
+from cairn_promotion.hedges import is_bare_plan, is_guess, is_venting, without_undecided
 from cairn_promotion.introductions import introduced_candidates
 from cairn_promotion.names import is_bare_name, named_candidates
 from cairn_promotion.pasted import is_pasted_output
@@ -277,10 +277,10 @@ def _candidate(
 
 def as_memory(candidate: Candidate) -> Candidate | None:
     """The rules after the decision's pipeline: what the user asked for once, a courtesy, a remark about the
-    assistant, a phrase cut short, what they used to do, only guess, have not decided or plan without a detail
-    (`hedges`), what only points back at the conversation (`referents.points_back`), what holds only for the
-    next hours (`transient`), machine output pasted in (`pasted`), a story someone else lived or what someone
-    else says (`anecdotes`) is not a fact about them; a trailing "and", a tail cut short, an undecided plan
+    assistant, a phrase cut short, what they used to do, only guess or sigh about, have not decided or plan
+    without a detail (`hedges`), what only points back at the conversation (`referents.points_back`), what
+    holds only for the next hours (`transient`), machine output pasted in (`pasted`), a story someone else
+    lived or what someone else says (`anecdotes`) is not a fact about them; a trailing "and", a tail cut short, an undecided plan
     and what follows from a fact ("... so the user is careful") are cut; a formal "should like" is said as
     "would" (`rewrite.plain_conditional`); and a setting's change or a move home is said as the state it
     leaves (`updates.as_state`), kept with at least `UPDATE_CONFIDENCE`.
@@ -307,6 +307,7 @@ def as_memory(candidate: Candidate) -> Candidate | None:
             is_former,
             is_transient,
             is_guess,
+            is_venting,
             is_bare_plan,
             is_pasted_output,
             points_back,
