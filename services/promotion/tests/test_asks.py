@@ -39,6 +39,7 @@ from cairn_promotion.text import Clause
         "I want 'rotate TLS certs' added to my ops list",
         "I want a haiku about Mondays written for the team slack",
         "Summarize the second one in 3 bullets",
+        "Print the numbers 1 to 50 but skip multiples of 7",
         "Draft a quick email to the plumber asking if thursday 10am works",
         "Pls suggest weekend places near Pune for 1 day",
         "Need quick overview of UPI market share by app 2024",
@@ -153,6 +154,11 @@ def test_a_standing_rule_or_a_habit_stays(
         ("If the assistant suggests papers format them that way", True),
         ("Because the user definitely wants to pay 2% fees forever", True),
         ("When the user travels for work the user always takes the train", False),
+        # What was said came in the next sentence (writer I); what a carer said, named, is whole.
+        ("The user's husband Tom has said", True),
+        ("The user's partner Luis has said that before", True),
+        ("The user follows what the physio has said", False),
+        ("The user has said yes to the job in Leeds", False),
         ("If the assistant writes SQL, the user wants uppercase keywords", False),
     ],
 )
@@ -454,6 +460,13 @@ def test_praise_for_a_suggestion_is_about_the_assistant(memory: str, praise: boo
         # What is left of a sentence whose quoted message was taken out (writer N).
         (", and on inspection the user finds the NAS share is ninety-eight per cent full", True),
         ("; the rest goes to savings every month", True),
+        # A phrase whose sentence was split off: no subject, no verb (writers N, R and the in-style writers).
+        ("For photo uploads on the bakery's ordering site", True),
+        ("By long-standing company policy", True),
+        ("To a Synology NAS in the office", True),
+        ("For long rides the user set a 50% temp basal an hour before", False),
+        ("For analysis we're using R with the lme4 package", False),
+        ("With the user's club, Wielerclub De Kei, the Sunday 8am group ride", False),
         ("Stack: Go 1.22", False),
         ("£150 a month goes to the mortgage overpayment", False),
         ("`TestSettle` times out in CI about 1 in 10 runs", False),

@@ -577,6 +577,11 @@ def test_a_value_corrected_in_the_same_breath_is_replaced(said: str, meant: str)
             "we killed develop in jan, target `main`",
         ),
         ("I play violin. Actually no, I switched to cello years ago", "I switched to cello years ago"),
+        # A question taken back with a sound before the marker: the question goes, not an "Oh" (writer R).
+        (
+            "He uses Thonny on his Chromebook, will that matter? Oh wait, no, the Chromebook died last month",
+            "He uses Thonny on his Chromebook, the Chromebook died last month",
+        ),
         # Not a retraction.
         ("I actually no longer drink coffee", "I actually no longer drink coffee"),
         ("there was no wait at the clinic, great", "there was no wait at the clinic, great"),

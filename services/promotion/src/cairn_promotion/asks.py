@@ -22,7 +22,7 @@ _STANDING = re.compile(
 _TASK_VERBS = (
     r"summari[sz]e|draft|write|explain|translate|list|show|find|check|calculate|compare|rewrite|fix|make|create|"
     r"generate|suggest|recommend|book|remind|add|push|move|reschedule|cancel|help|give|tell|send|look|plan|put|"
-    r"set up|build|review|proofread|convert"
+    r"set up|build|review|proofread|convert|print"
 )
 # "The user wants to add ...", "The user is trying to set up conditional formatting": what the user means to do
 # in this session. Changing a habit ("is trying to cut coffee to one cup a day") is the habit, and a goal that
@@ -72,6 +72,13 @@ _WANTS_ONE_DONE = re.compile(
 _DANGLING_END = re.compile(
     r"(?:\b(?:the|an?|because|if|when|my|our|your|their|than)"
     r"|\b(?:wants|asked|told|needs|expects)\s+(?:the user|me|us|him|her|them)\s+to)\W*$",
+    re.IGNORECASE,
+)
+# "The user's husband Tom has said", "The user's partner Luis has said that before": what was said is in another
+# sentence. "... what the physio has said", "as the vet had said" are whole.
+_SAID_NOTHING = re.compile(
+    r"^(?!.*\b(?:what|as|how|whatever)\b).*\b(?:has|had) (?:said|told|mentioned|asked|suggested)"
+    r"(?: (?:that|it|so))?(?: (?:before|already|again|too))?\W*$",
     re.IGNORECASE,
 )
 # A copula with nothing after it ("VBA in Excel 2016 is", "The user works from home so this is"), unless its
@@ -305,13 +312,24 @@ def is_verbless_instruction(memory: str) -> bool:
 # ", and on inspection the user finds the NAS share is 98% full": what is left of a sentence whose quoted
 # message was taken out opens on the punctuation that joined it.
 _OPENS_MID_SENTENCE = re.compile(r"^\s*[,;:)\]]")
+# "For photo uploads on the bakery's ordering site", "By long-standing company policy": a phrase that opened a
+# sentence whose subject and verb were split off. It names no one, no auxiliary or past tense, and has no comma
+# before which a statement could stand ("For long rides, the user sets a 50% temp basal", "With the user's
+# club, Wielerclub De Kei, ..." stay).
+_PHRASE_ALONE = re.compile(
+    r"^(?:for|by|with|from|about|of|to|under|via|per|through|during)\s"
+    r"(?![^,;:]*[,;:])"
+    r"(?!.*\b(?:the user|i|we|they|he|she|it|is|are|was|were|has|have|had|will|would|can|could|must|should|"
+    r"do|does|did|goes|go|gets|got|keeps|makes|runs|uses|takes|needs|wants|\w+ed)\b)",
+    re.IGNORECASE,
+)
 
 
 def is_fragment(memory: str) -> bool:
     """Whether a memory is too short to state anything (under `_MIN_FACT_WORDS` words and no "label: value"),
-    or opens mid-sentence."""
+    opens mid-sentence, or is a prepositional phrase alone."""
     return (":" not in memory and len(memory.split()) < _MIN_FACT_WORDS) or bool(
-        _OPENS_MID_SENTENCE.match(memory)
+        _OPENS_MID_SENTENCE.match(memory) or _PHRASE_ALONE.match(memory)
     )
 
 
@@ -342,6 +360,7 @@ def is_unfinished(memory: str) -> bool:
     is a condition or reason without what it conditions."""
     return bool(
         _DANGLING_END.search(memory)
+        or _SAID_NOTHING.match(memory)
         or _ends_on_bare_copula(memory)
         or _OBJECT_ELSEWHERE.search(memory)
         or _DONE_TO_A_PRONOUN.search(memory)

@@ -41,6 +41,9 @@ _RETRACTION = re.compile(
     r"\b(?:[,.!:;]|\s+sorry\b,?)?\s*",
     re.IGNORECASE,
 )
+# "will that matter? Oh wait, no, ...": the sound before the marker belongs to it, not to the statement it
+# takes back (read as one, "Oh" was the statement, and the question was left standing in the memory).
+_INTERJECTION_END = re.compile(r"(?<=[.,;:!?…)\s])\s*(?:oh|eh|hmm|um|uh),?\s*$", re.IGNORECASE)
 # Where a statement starts, and where the retraction's explanation ends.
 _STATEMENT_START = re.compile(r"[.!?…]+\s+|\n\s*|\s-\s+")
 _CLAUSE_START = re.compile(r",\s+")
@@ -84,7 +87,7 @@ def _retracted(text: str, marker: re.Match[str]) -> str | None:
     # The statement and the explanation are read from windows beside the marker (see `_corrected`); a
     # statement that starts before its window may have its value replaced, but is never dropped.
     low = max(0, marker.start() - _WINDOW)
-    before = text[low : marker.start()].rstrip(" .…,;:-–—(")
+    before = _INTERJECTION_END.sub("", text[low : marker.start()]).rstrip(" .…,;:-–—(")
     starts = [low + m.end() for m in _STATEMENT_START.finditer(before)]
     start = starts[-1] if starts else low
     end_of_statement = low + len(before)
@@ -165,6 +168,8 @@ def _corrected(text: str, marker: re.Match[str]) -> str | None:
     for k in range(min(_MAX_CORRECTED_WORDS, len(left), len(right)), 0, -1):
         if any(w.endswith((",", ";")) for w in right[: k - 1]):
             continue  # the run crosses a pause: "ftp is 245W... no wait, retested yesterday, 258W"
+        if any(w.endswith(("?", "!")) for w in left[-k:-1]):
+            continue  # or a question: "will that matter? Oh wait, no, the Chromebook died" corrects no "Oh"
         old, new = left[-k:], [w.rstrip(",.;)") for w in right[:k]]
         if all(_shape(a) == _shape(b) for a, b in zip(old, new, strict=True)) and _is_value(old, new):
             every_left, every_right = text[: marker.start()].split(), text[marker.end() :].split()
