@@ -44,6 +44,8 @@ from cairn_promotion.text import QUOTE, Clause, clauses, drop_long_quote, fact_p
         ("The user's partner is named Chris", "The user's partner is named Dani"),
         ("The user's sister lives in Porto", "The user's sister moved to Lisbon"),
         ("The user's manager is Leila Haddad", "The user's manager is now Tom Berg"),
+        ("The user is a nurse at St. Vincent's", "The user joined Helio Energy in March"),
+        ("The user works in customer support at Lumen Analytics", "The user works remotely as a designer"),
     ],
 )
 def test_a_new_value_holds_the_same_slot(old: str, new: str) -> None:
@@ -56,6 +58,12 @@ def test_a_new_value_holds_the_same_slot(old: str, new: str) -> None:
     [
         ("The standup is at 09:30", "The retro is at 09:30"),
         ("The user lives in Berlin", "The user works at Northwind"),
+        # How the user works is not where or as what (writer W: one replaced the other in a session).
+        ("The user is a nurse at St. Vincent's", "The user works night shifts, three 12-hour shifts a week"),
+        ("The user works at Northwind", "The user works from home on Mondays and Fridays"),
+        ("The user works at Northwind", "The user started eating fish again last year"),
+        ("The user works at Northwind", "The user joined a climbing gym"),
+        ("The user lives in Porto", "The user lives with the user's grandmother Rosa"),
         ("The user's team uses pnpm", "The frontend builds with Node 20"),
         # A name is not where its holder lives: both facts of one session must survive `latest_per_slot`.
         ("The user's sister is named Ana", "The user's sister lives in Porto"),

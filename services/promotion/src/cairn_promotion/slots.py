@@ -18,15 +18,24 @@ from cairn_promotion.text import stem
 _FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern, re.IGNORECASE))
     for name, pattern in (
+        # Where the user lives; with whom is another fact ("lives with the user's grandmother Rosa").
         (
             "user|residence",
             r"^(?:on [\d-]+, )?the user (?:now |recently |just )?(?:lives|lived|has lived|is living|is based|"
-            r"is settled)\b(?: (?:in|at))?\s",
+            r"is settled)\b(?! with\b)(?: (?:in|at))?\s",
         ),
+        # Where or as what the user works: an employer or a role after "at / for / as", a new job. How they work
+        # is not it ("works from home", "works night shifts", "started eating fish again"): read as the job,
+        # "The user works night shifts" replaced "The user is a nurse at St. Vincent's" of the same session
+        # (`latest_per_slot`), and would have superseded it in memory.
         (
             "user|job",
-            r"^(?:on [\d-]+, )?the user (?:now |recently |just )?(?:works|worked|is working|started|joined|"
-            r"has joined|is employed)\b(?: (?:at|for|as|a new job|with))?\s"
+            r"^(?:on [\d-]+, )?the user (?:now |recently |just )?(?:works|worked|is working|is employed)"
+            r"(?: (?:remotely|remote|full[- ]time|part[- ]time|freelance))? (?:at|for|as)\s"
+            r"|^(?:on [\d-]+, )?the user (?:now |recently |just )?(?:works|worked|is working) in [\w -]{2,40}? "
+            r"(?:at|for) \S"
+            r"|^(?:on [\d-]+, )?the user (?:now |recently |just )?(?:has )?(?:started|joined)"
+            r"(?: (?:at|as)\s| a new job\b| (?-i:[A-Z]))"
             r"|^(?:on [\d-]+, )?the user is (?:now )?(?:a|an|the) [\w -]{2,40}? (?:at|for|with) (?-i:[A-Z])",
         ),
         (
