@@ -555,6 +555,41 @@ class TestKnowledgeUpdates:
         got = await http.get(f"/api/v1/memory/{explicit['id']}", headers=bearer(key))
         assert got.json()["data"]["superseded_by"] is None
 
+    async def test_how_the_user_works_never_supersedes_where_they_work(
+        self, http: httpx.AsyncClient, tenant: TenantHandle, temporal: Client
+    ) -> None:
+        key = await tenant.agent()
+        await add_turns(http, key, "job", [("user", "I'm a nurse at St. Vincent's."), ("assistant", "Ok.")])
+        await promote_and_wait(http, temporal, key, "job")
+        (nurse,) = await promoted_rows(http, key)
+        assert nurse["text"] == "The user is a nurse at St. Vincent's"
+
+        # Shifts and a place to work from are facts beside the job, not new values of it.
+        await add_turns(
+            http,
+            key,
+            "how",
+            [
+                ("user", "I work night shifts, three 12-hour shifts a week."),
+                ("assistant", "Ok."),
+                ("user", "I work from home on Mondays and Fridays."),
+            ],
+        )
+        assert (await promote_and_wait(http, temporal, key, "how")).superseded == 0
+        rows = {m["text"]: m for m in await promoted_rows(http, key)}
+        assert rows[nurse["text"]]["superseded_by"] is None
+        assert len(rows) == 3
+
+        # A new employer is a new value of the job.
+        await add_turns(
+            http, key, "new", [("user", "I'm now a product manager at Helio Energy."), ("assistant", "Ok.")]
+        )
+        assert (await promote_and_wait(http, temporal, key, "new")).superseded == 1
+        rows = {m["text"]: m for m in await promoted_rows(http, key)}
+        new_job = rows["The user is now a product manager at Helio Energy"]
+        assert rows[nurse["text"]]["superseded_by"] == new_job["id"]
+        assert new_job["metadata"]["supersede_reason"] == "updated"
+
     async def test_an_update_in_another_subject_supersedes_nothing_here(
         self, http: httpx.AsyncClient, tenant: TenantHandle, temporal: Client
     ) -> None:
