@@ -46,6 +46,11 @@ from cairn_promotion.offline import OfflineCompiler
         ("I'm seeing someone new, Dani.", ["The user's partner is named Dani"]),
         ("I'm dating Kenji now", ["The user's partner is named Kenji"]),
         ("I'm seeing Dr Patel", []),
+        # A condition said as an adjective is the condition, whatever follows from it (writer F).
+        ("I'm asthmatic so running outside is hit or miss", ["The user has asthma"]),
+        ("I'm type 1 diabetic.", ["The user has type 1 diabetes"]),
+        ("I'm epileptic", ["The user has epilepsy"]),
+        ("I'm asthmatic-ish", []),
         # An allergy without a subject (writers P, AA).
         ("Allergic to penicillin", ["The user is allergic to penicillin"]),
         ("Also allergic to sulfa drugs.", ["The user is allergic to sulfa drugs"]),
@@ -54,6 +59,30 @@ from cairn_promotion.offline import OfflineCompiler
 )
 def test_a_few_words_about_the_user_are_a_fact(said: str, facts: list[str]) -> None:
     assert introduced(said) == facts
+
+
+@pytest.mark.parametrize(
+    ("said", "opens_turn", "facts"),
+    [
+        ("Master electrician", True, ["The user is a master electrician"]),
+        ("Line cook at a pasta place", True, ["The user is a line cook at a pasta place"]),
+        ("Master electrician", False, []),  # inside a turn it may be anyone's trade
+        ("Quick question", True, []),
+        ("The nurse", True, []),
+    ],
+)
+def test_a_trade_opening_a_turn_is_the_users(said: str, opens_turn: bool, facts: list[str]) -> None:
+    assert introduced(said, opens_turn) == facts
+
+
+def test_a_trade_is_the_users_only_when_the_turn_goes_on_about_them() -> None:
+    compiler = OfflineCompiler()
+    mine = compiler.extract([Turn(role="user", content="Master electrician, I run a four-person shop.")])
+    assert "The user is a master electrician" in {c.text for c in mine}
+    listed = compiler.extract(
+        [Turn(role="user", content="Plumber, electrician and tiler are booked for May.")]
+    )
+    assert not any(c.text.startswith("The user is a") for c in listed)
 
 
 def test_an_introduction_survives_the_decision() -> None:

@@ -10,7 +10,7 @@ whole clause and nothing else, and kept at the names' confidence (`names.profile
 import re
 
 from cairn_contracts.promotion import Candidate
-from cairn_promotion.lexicon import STOP_WORDS
+from cairn_promotion.lexicon import OCCUPATIONS, STOP_WORDS
 from cairn_promotion.names import profile_candidate
 from cairn_promotion.safety import holds_secret, is_instruction_like
 
@@ -59,6 +59,47 @@ _SELF_STATE = re.compile(
     r"lactose intolerant|gluten intolerant)\s*[.!]*$",
     re.IGNORECASE,
 )
+# "I'm asthmatic so running outside is hit or miss", "I'm type 1 diabetic": a condition said as an adjective (the
+# decision scores "I'm asthmatic" 0.20, "I have asthma" 0.91), said as the condition, whatever follows from it.
+_CONDITIONS = {
+    "asthmatic": "asthma",
+    "epileptic": "epilepsy",
+    "anaemic": "anaemia",
+    "anemic": "anemia",
+    "dyslexic": "dyslexia",
+    "prediabetic": "prediabetes",
+    "type 1 diabetic": "type 1 diabetes",
+    "type 2 diabetic": "type 2 diabetes",
+}
+_SELF_CONDITION = re.compile(
+    r"^(?:and\s+|also\s+)?(?:i['’]m|i am)\s+(?:also\s+)?(?P<condition>"
+    + "|".join(sorted(_CONDITIONS, key=len, reverse=True))
+    + r")(?:\s*[.!]*$|,?\s+(?:so|and|but)\s)",
+    re.IGNORECASE,
+)
+# "Master electrician, I run a four-person shop", "Line cook at a pasta place, and I have celiac disease": the
+# first words of a turn naming the user's trade, with no verb (the decision: 0.09 and 0.25). Only where a turn
+# opens and the user goes on about themselves (`opens_turn_about_the_user`), and only a trade: "Quick question"
+# opens turns too, and "Plumber, electrician and tiler are booked" lists others.
+_BARE_TRADE = re.compile(
+    rf"^(?P<role>(?!(?:the|a|an|my|our|your|their|his|her|this|that|no|any)\b)(?:[\w/&+-]+\s+){{0,3}}"
+    rf"(?:{OCCUPATIONS}))"
+    r"(?P<where>\s+(?:at|in|for|with)\s+(?:an?|the)\s+[\w'’&/ -]{2,40}?)?\s*[.!]*$",
+    re.IGNORECASE,
+)
+_GOES_ON_AS_THE_USER = re.compile(
+    r"^\s*[,;:.!–—-]+\s*(?:and\s+|so\s+|but\s+)?(?:i|i['’]m|i['’]ve|i['’]d|i['’]ll|my|we|we['’]re|our)\b",
+    re.I,
+)
+
+
+def opens_turn_about_the_user(clause: str, turn: str) -> bool:
+    """Whether a clause opens its turn and the user then goes on in the first person ("Master electrician, I run
+    ...")."""
+    head = turn.lstrip()
+    return head.startswith(clause) and _GOES_ON_AS_THE_USER.match(head[len(clause) :]) is not None
+
+
 # "I'm seeing someone new, Dani", "I'm dating Kenji now": a partner named. "Seeing" needs the "someone": "I'm
 # seeing Dr Patel" names a doctor.
 _NEW_PARTNER = re.compile(
@@ -84,10 +125,17 @@ def _is_name(words: str) -> bool:
     )
 
 
-def introduced(text: str) -> list[str]:
+def introduced(text: str, opens_turn: bool = False) -> list[str]:
     """The facts one user clause states about the user in a few words: "The user's name is Tomás", "The user is
-    an ICU nurse", "The user is allergic to penicillin"; none for any other clause."""
+    an ICU nurse", "The user is allergic to penicillin"; none for any other clause. A bare trade ("Master
+    electrician") counts only in the clause that opens the turn (`opens_turn`)."""
     clause = text.strip()
+    if (match := _SELF_CONDITION.match(clause)) is not None:
+        return [f"The user has {_CONDITIONS[match.group('condition').lower()]}"]
+    if opens_turn and (match := _BARE_TRADE.match(clause)) is not None:
+        return [
+            f"The user is {_with_article(_opening_lowered(match.group('role')))}{match.group('where') or ''}"
+        ]
     if (match := _SELF_NAME.match(clause)) is not None and _is_name(match.group("name")):
         return [f"The user's name is {match.group('name')}"]
     if (match := _SELF_ROLE.match(clause)) is not None:
@@ -106,11 +154,7 @@ def introduced(text: str) -> list[str]:
             or (last.endswith("s") and not last.endswith("ss"))
         ):
             return []
-        first, _, rest = role.partition(" ")
-        if first[:1].isupper() and first[1:].islower():  # capitalised for opening the line: "Farmer here"
-            role = f"{first.lower()} {rest}".strip()
-        article = "an" if _VOWEL_SOUND.match(role) else "a"
-        return [f"The user is {article} {role}"]
+        return [f"The user is {_with_article(_opening_lowered(role))}"]
     if (match := _FROM_PLACE.match(clause)) is not None:
         return [f"The user is originally from {match.group('place')}"]
     if (match := _NEW_PARTNER.match(clause)) is not None and _is_name(match.group("name")):
@@ -120,9 +164,21 @@ def introduced(text: str) -> list[str]:
     return []
 
 
-def introduced_candidates(text: str) -> list[Candidate]:
+def _opening_lowered(role: str) -> str:
+    """A role without the capital it got for opening the line ("Farmer here", "Master electrician"); "ICU" stays."""
+    first, _, rest = role.partition(" ")
+    if first[:1].isupper() and first[1:].islower():
+        return f"{first.lower()} {rest}".strip()
+    return role
+
+
+def _with_article(role: str) -> str:
+    return f"{'an' if _VOWEL_SOUND.match(role) else 'a'} {role}"
+
+
+def introduced_candidates(text: str, opens_turn: bool = False) -> list[Candidate]:
     """One candidate per fact `introduced` reads in one user clause; none from a clause holding a credential or
     reading as an instruction (the safety rules every promoted memory passes)."""
     if holds_secret(text) or is_instruction_like(text):
         return []
-    return [profile_candidate(fact) for fact in introduced(text)]
+    return [profile_candidate(fact) for fact in introduced(text, opens_turn)]

@@ -31,6 +31,16 @@ ROLES = (
     "rheumatologist|oncologist|surgeon|psychologist|counsellor|counselor|optician|pharmacist|osteopath|"
     "chiropractor|podiatrist|allergist|paediatrician|pediatrician|consultant"
 )
+# Trades a user names themselves by ("Master electrician, I run a four-person shop", "Line cook at a pasta place").
+OCCUPATIONS = (
+    "nurse|electrician|plumber|carpenter|welder|mechanic|cook|chef|baker|barista|bartender|server|waiter|waitress|"
+    "teacher|lecturer|professor|librarian|researcher|scientist|engineer|developer|dev|programmer|designer|"
+    "architect|analyst|accountant|bookkeeper|lawyer|solicitor|paralegal|doctor|physician|surgeon|dentist|"
+    "pharmacist|paramedic|midwife|firefighter|farmer|gardener|landscaper|driver|pilot|translator|interpreter|"
+    "writer|journalist|editor|photographer|illustrator|freelancer|contractor|consultant|sysadmin|"
+    "administrator|technician|student|postdoc|veterinarian|vet|therapist|physiotherapist|physio|tutor|"
+    "carer|caregiver|cleaner|receptionist|recruiter|officer|guard|soldier|founder|cofounder|co-founder"
+)
 # Things a later "it" can mean: "my router keeps dropping wifi. it's a TP-Link Archer AX55".
 POSSESSIONS = (
     "printer|router|modem|laptop|computer|pc|macbook|phone|tablet|car|bike|van|mortgage|loan|lease|flat|"

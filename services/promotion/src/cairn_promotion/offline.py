@@ -39,7 +39,7 @@ from cairn_promotion.compiler import DEFAULT_MAX_CHARS, DEFAULT_MAX_TURNS, READA
 from cairn_promotion.context_block import block_candidates, line_key
 from cairn_promotion.corrections import apply_corrections, carry_updates
 from cairn_promotion.hedges import is_bare_plan, is_guess, is_venting, without_undecided
-from cairn_promotion.introductions import introduced_candidates
+from cairn_promotion.introductions import introduced_candidates, opens_turn_about_the_user
 from cairn_promotion.names import is_bare_name, named_candidates
 from cairn_promotion.pasted import is_pasted_output
 from cairn_promotion.referents import Referents, points_back
@@ -185,7 +185,10 @@ class OfflineCompiler:
             before = clause
             if clause.role == "user":  # in reading order, so a later name takes the slot
                 candidates.extend(named_candidates(clause.text))
-                candidates.extend(introduced_candidates(clause.text))
+                opens = clause.position == 0 and opens_turn_about_the_user(
+                    clause.raw, turn_texts[clause.turn_index]
+                )
+                candidates.extend(introduced_candidates(clause.text, opens_turn=opens))
         candidates.extend(blocks.values())  # lines no clause read as written (a correction rewrote them)
         return dedupe(latest_per_slot(candidates))
 
