@@ -20,6 +20,7 @@ from typing import Protocol
 
 from cairn_contracts.promotion import Candidate, Turn
 from cairn_promotion.anecdotes import is_anecdote, is_hearsay
+from cairn_promotion.answer_form import answer_form_candidates
 from cairn_promotion.asks import (
     is_about_the_assistant,
     is_courtesy,
@@ -35,7 +36,13 @@ from cairn_promotion.asks import (
     without_unfinished_tail,
 )
 from cairn_promotion.companions import companion_of, with_companion
-from cairn_promotion.compiler import DEFAULT_MAX_CHARS, DEFAULT_MAX_TURNS, READABLE_ROLES, recent_window
+from cairn_promotion.compiler import (
+    DEFAULT_CONFIDENCE_THRESHOLD,
+    DEFAULT_MAX_CHARS,
+    DEFAULT_MAX_TURNS,
+    READABLE_ROLES,
+    recent_window,
+)
 from cairn_promotion.context_block import block_candidates, line_key
 from cairn_promotion.corrections import apply_corrections, carry_updates
 from cairn_promotion.hedges import is_bare_plan, is_guess, is_venting, without_undecided
@@ -173,6 +180,7 @@ class OfflineCompiler:
                 candidates.append(block_fact)  # in reading order, so a later value takes the slot
                 before = clause
                 continue
+            memories: list[Candidate] = []  # this clause's, as the decision kept them
             if verdict is not None and not is_heading(clause.raw):
                 companion = companion_of(clause, before, turn_texts[clause.turn_index])
                 # One fact per memory: a kept clause of several bare-subject facts is a memory per fact.
@@ -181,7 +189,8 @@ class OfflineCompiler:
                     part = clause if len(parts) == 1 else replace(clause, said=said)
                     if (candidate := _candidate(part, verdict, day, household)) is not None:
                         if (memory := as_memory(candidate)) is not None:
-                            candidates.append(memory if companion is None else _shared(memory, companion))
+                            memories.append(memory if companion is None else _shared(memory, companion))
+            candidates.extend(memories)
             before = clause
             if clause.role == "user":  # in reading order, so a later name takes the slot
                 candidates.extend(named_candidates(clause.text))
@@ -189,6 +198,9 @@ class OfflineCompiler:
                     clause.raw, turn_texts[clause.turn_index]
                 )
                 candidates.extend(introduced_candidates(clause.text, opens_turn=opens))
+                # Said once is enough: a preference the decision kept in the user's words is not said again.
+                if not any(m.confidence >= DEFAULT_CONFIDENCE_THRESHOLD for m in memories):
+                    candidates.extend(answer_form_candidates(clause.text, turn_texts[clause.turn_index]))
         candidates.extend(blocks.values())  # lines no clause read as written (a correction rewrote them)
         return dedupe(latest_per_slot(candidates))
 
