@@ -4,7 +4,7 @@ import pytest
 
 from cairn_contracts.promotion import Turn
 from cairn_promotion.compiler import DEFAULT_CONFIDENCE_THRESHOLD
-from cairn_promotion.introductions import introduced, introduced_candidates
+from cairn_promotion.introductions import introduced, introduced_candidates, states_an_allergy
 from cairn_promotion.offline import OfflineCompiler
 
 
@@ -83,6 +83,21 @@ def test_a_trade_is_the_users_only_when_the_turn_goes_on_about_them() -> None:
         [Turn(role="user", content="Plumber, electrician and tiler are booked for May.")]
     )
     assert not any(c.text.startswith("The user is a") for c in listed)
+
+
+@pytest.mark.parametrize(
+    ("memory", "allergy"),
+    [
+        ("The user's mother is allergic to sulfa drugs", True),
+        ("The user's dog Pepper is allergic to chicken", True),
+        ("On 2025-03-01, the user is also allergic to shellfish", True),
+        ("The user's shiba Mochi is allergic", False),  # to what is said elsewhere
+        ("The user's colleague's kid is allergic to nuts", False),
+        ("The user is now allergic to anything exciting", False),
+    ],
+)
+def test_an_allergy_of_the_user_or_someone_of_theirs(memory: str, allergy: bool) -> None:
+    assert states_an_allergy(memory) is allergy
 
 
 def test_an_introduction_survives_the_decision() -> None:

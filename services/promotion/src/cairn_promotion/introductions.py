@@ -10,7 +10,7 @@ whole clause and nothing else, and kept at the names' confidence (`names.profile
 import re
 
 from cairn_contracts.promotion import Candidate
-from cairn_promotion.lexicon import OCCUPATIONS, STOP_WORDS
+from cairn_promotion.lexicon import OCCUPATIONS, PETS, RELATION, STOP_WORDS
 from cairn_promotion.names import profile_candidate
 from cairn_promotion.safety import holds_secret, is_instruction_like
 
@@ -123,6 +123,21 @@ def _is_name(words: str) -> bool:
         w[:1].isupper() and w.lower() not in _NOT_NAME_WORDS and not _NOT_A_NAME.search(w)
         for w in words.split()
     )
+
+
+# "The user's mother is allergic to sulfa drugs", "The user's dog Pepper is allergic to chicken": an allergy of the
+# user or of someone of theirs, as a memory. The decision scores another's allergy low (0.37-0.49 on the outside
+# sets, every one labelled), so it is kept at the names' confidence, as the user's own subjectless one is.
+_ALLERGY_MEMORY = re.compile(
+    rf"^(?:on [\d-]+, )?the user(?:'s (?:{RELATION}|{PETS})(?: (?-i:[A-Z])[\w'’-]*)?)? is (?:also )?"
+    r"(?:(?:severely|very|mildly|badly) )?allergic to \w",
+    re.IGNORECASE,
+)
+
+
+def states_an_allergy(memory: str) -> bool:
+    """Whether a memory is an allergy of the user or of someone of theirs (a relation or a pet)."""
+    return _ALLERGY_MEMORY.match(memory) is not None
 
 
 def introduced(text: str, opens_turn: bool = False) -> list[str]:

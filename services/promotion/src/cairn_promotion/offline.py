@@ -46,8 +46,8 @@ from cairn_promotion.compiler import (
 from cairn_promotion.context_block import block_candidates, line_key
 from cairn_promotion.corrections import apply_corrections, carry_updates
 from cairn_promotion.hedges import is_bare_plan, is_guess, is_venting, without_undecided
-from cairn_promotion.introductions import introduced_candidates, opens_turn_about_the_user
-from cairn_promotion.names import is_bare_name, named_candidates
+from cairn_promotion.introductions import introduced_candidates, opens_turn_about_the_user, states_an_allergy
+from cairn_promotion.names import NAMED_CONFIDENCE, is_bare_name, named_candidates
 from cairn_promotion.pasted import is_pasted_output
 from cairn_promotion.referents import Referents, points_back
 from cairn_promotion.rewrite import decision_at_end, is_household, plain_conditional, self_contained, undated
@@ -298,7 +298,8 @@ def as_memory(candidate: Candidate) -> Candidate | None:
     lived or what someone else says (`anecdotes`) is not a fact about them; a trailing "and", a tail cut short, an undecided plan
     and what follows from a fact ("... so the user is careful") are cut; a formal "should like" is said as
     "would" (`rewrite.plain_conditional`); and a setting's change or a move home is said as the state it
-    leaves (`updates.as_state`), kept with at least `UPDATE_CONFIDENCE`.
+    leaves (`updates.as_state`), kept with at least `UPDATE_CONFIDENCE`; an allergy of the user's or of someone
+    of theirs is kept at the names' confidence (`introductions.states_an_allergy`).
 
     They run outside `_candidate` on purpose: `eval/train_durable.py` picks the decision's threshold by
     cross-validation over `_candidate`, and with these rules inside it the fewer false positives on dev let
@@ -335,9 +336,11 @@ def as_memory(candidate: Candidate) -> Candidate | None:
         )
     ):
         return None
-    if text == candidate.text:
-        return candidate
     confidence = candidate.confidence if text == said else max(candidate.confidence, UPDATE_CONFIDENCE)
+    if states_an_allergy(opening):
+        confidence = max(confidence, NAMED_CONFIDENCE)
+    if text == candidate.text and confidence == candidate.confidence:
+        return candidate
     return candidate.model_copy(update={"text": text, "slot": slot_of(text), "confidence": confidence})
 
 
