@@ -13,6 +13,7 @@ from cairn_promotion.asks import (
     is_fragment,
     is_task_request,
     is_unfinished,
+    without_lone_reason,
     without_trailing_join,
     without_unfinished_tail,
 )
@@ -474,3 +475,19 @@ def test_praise_for_a_suggestion_is_about_the_assistant(memory: str, praise: boo
 )
 def test_a_fragment_is_too_short_or_opens_mid_sentence(memory: str, fragment: bool) -> None:
     assert is_fragment(memory) is fragment
+
+
+@pytest.mark.parametrize(
+    ("memory", "said"),
+    [
+        # The reason for a question taken away (writers N, U).
+        ("Since the user is type 1 diabetic", "The user is type 1 diabetic"),
+        ("As the user lives alone", "The user lives alone"),
+        ("On 2025-01-01, since the user is vegan", "On 2025-01-01, the user is vegan"),
+        # A reason with its main clause, or "because" alone, stays.
+        ("Since the user moved, the user takes the bus", "Since the user moved, the user takes the bus"),
+        ("Because the user wants to pay 2% fees forever", "Because the user wants to pay 2% fees forever"),
+    ],
+)
+def test_a_lone_reason_is_the_fact_it_gives(memory: str, said: str) -> None:
+    assert without_lone_reason(memory) == said

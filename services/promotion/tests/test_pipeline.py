@@ -228,6 +228,11 @@ def test_facts_sharing_a_subject_become_one_clause_each(sentence: str, expected:
             "The play the user attended was The Glass Menagerie",
         ),
         ("I run 5k on Sundays, any tips for getting faster?", "The user runs 5k on Sundays"),
+        # The question's subject may be any word (writer S).
+        (
+            "I always seed with 1234 so runs are comparable, does accumulation break that?",
+            "The user always seeds with 1234 so runs are comparable",
+        ),
     ],
 )
 def test_a_statement_loses_the_question_tagged_on(text: str, expected: str) -> None:

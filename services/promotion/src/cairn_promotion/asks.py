@@ -397,6 +397,23 @@ def without_consequence(memory: str) -> str:
     return head if len(head.split()) >= _MIN_KEPT_WORDS and not is_unfinished(head) else memory
 
 
+# "Since I'm type 1 diabetic, is there anything I should watch for?": the question goes, and what is left is the
+# reason, which states the fact. "Because ..." stays whole: said alone it is as often sarcasm or half of a
+# thought (`_LONE_SUBORDINATE`).
+_LONE_REASON = re.compile(
+    r"^(?P<date>On [\d-]+, )?(?:since|as|given that) (?P<fact>the user\b[^,;:]*)$", re.IGNORECASE
+)
+
+
+def without_lone_reason(memory: str) -> str:
+    """A memory that is only a reason ("Since the user is type 1 diabetic") said as the statement it gives."""
+    found = _LONE_REASON.match(memory)
+    if found is None:
+        return memory
+    fact = found.group("fact")
+    return f"{found.group('date')}{fact}" if found.group("date") else fact[:1].upper() + fact[1:]
+
+
 def without_unfinished_tail(memory: str) -> str:
     """A memory whose last part ends on a bare copula, shortened to the whole statement before that part
     ("The user works from home so this is" -> "The user works from home"); unchanged when there is none."""

@@ -32,6 +32,7 @@ from cairn_promotion.asks import (
     is_verbless_instruction,
     without_aside,
     without_consequence,
+    without_lone_reason,
     without_trailing_join,
     without_unfinished_tail,
 )
@@ -305,7 +306,9 @@ def as_memory(candidate: Candidate) -> Candidate | None:
     cross-validation over `_candidate`, and with these rules inside it the fewer false positives on dev let
     the threshold fall (0.375 -> 0.325), which lost precision on every outside set (eval/README.md).
     """
-    said = without_undecided(without_unfinished_tail(without_trailing_join(without_aside(candidate.text))))
+    said = without_undecided(
+        without_unfinished_tail(without_trailing_join(without_aside(without_lone_reason(candidate.text))))
+    )
     if said is None:
         return None
     said = plain_conditional(decision_at_end(without_consequence(said)))

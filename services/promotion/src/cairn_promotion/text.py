@@ -132,7 +132,7 @@ REMEMBER_PREFIX = re.compile(
 
 # "I take metformin, does that matter?", "..., have you heard of it?": a statement with a question tagged on.
 TAG_QUESTION = re.compile(
-    r",\s+(?:(?:does|do|did|is|are|was|were|has|have|would|will|can|could|should)\s+(?:that|this|it|you|they)"
+    r",\s+(?:(?:does|do|did|is|are|was|were|has|have|would|will|can|could|should)\s+(?:that|this|it|you|they|[\w'-]+\s)"
     r"|what|how|which|where|who|why|any|right|thoughts)\b[^,]*\?$",
     re.IGNORECASE,
 )
