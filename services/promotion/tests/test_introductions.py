@@ -4,7 +4,12 @@ import pytest
 
 from cairn_contracts.promotion import Turn
 from cairn_promotion.compiler import DEFAULT_CONFIDENCE_THRESHOLD
-from cairn_promotion.introductions import introduced, introduced_candidates, states_an_allergy
+from cairn_promotion.introductions import (
+    introduced,
+    introduced_candidates,
+    listed_about_the_user,
+    states_an_allergy,
+)
 from cairn_promotion.offline import OfflineCompiler
 
 
@@ -73,6 +78,19 @@ def test_a_few_words_about_the_user_are_a_fact(said: str, facts: list[str]) -> N
 )
 def test_a_trade_opening_a_turn_is_the_users(said: str, opens_turn: bool, facts: list[str]) -> None:
     assert introduced(said, opens_turn) == facts
+
+
+def test_an_item_of_a_list_about_the_user_is_theirs() -> None:
+    turn = "About me:\n- high school history teacher\n- Vegan\n- Coeliac, strictly gluten-free\n\nIdeas?"
+    assert listed_about_the_user("high school history teacher", turn)
+    assert introduced("high school history teacher", True) == ["The user is a high school history teacher"]
+    assert introduced("Vegan", True) == ["The user is vegan"]
+    assert introduced("Coeliac, strictly gluten-free", True) == ["The user is coeliac"]
+    assert introduced("Vegan", False) == []
+    # Another list is someone else's: "dietary: two vegans" under a team offsite's setup.
+    setup = "Setup:\n- team size: 14 people\n- Vegan\n"
+    assert not listed_about_the_user("Vegan", setup)
+    assert not listed_about_the_user("Vegan", "I'm vegan and live in Lisbon")
 
 
 def test_a_trade_is_the_users_only_when_the_turn_goes_on_about_them() -> None:

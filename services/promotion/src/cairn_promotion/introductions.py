@@ -53,12 +53,15 @@ _SELF_AGE = re.compile(
     r"^(?:i['’]m|i am)\s+(?P<age>[1-9]\d)(?:\s*(?:years old|yo|y/o))?\s*[.!]*$", re.IGNORECASE
 )
 # "I'm self-employed", "I'm vegetarian": a lasting state, from a closed list (most adjectives are moods).
-_SELF_STATE = re.compile(
-    r"^(?:i['’]m|i am)\s+(?:(?:also|now)\s+)?(?P<state>self-employed|retired|vegan|vegetarian|pescatarian|pregnant|"
-    r"diabetic|single|married|divorced|widowed|left-handed|colou?r-?blind|deaf|autistic|co?eliac|"
-    r"lactose intolerant|gluten intolerant)\s*[.!]*$",
-    re.IGNORECASE,
+_STATES = (
+    r"self-employed|retired|vegan|vegetarian|pescatarian|pregnant|diabetic|single|married|divorced|widowed|"
+    r"left-handed|colou?r-?blind|deaf|autistic|co?eliac|lactose intolerant|gluten intolerant"
 )
+_SELF_STATE = re.compile(
+    rf"^(?:i['’]m|i am)\s+(?:(?:also|now)\s+)?(?P<state>{_STATES})\s*[.!]*$", re.IGNORECASE
+)
+# "About me:\n- Vegan\n- Coeliac, strictly gluten-free": the state alone, as an item of a list about the user.
+_BARE_STATE = re.compile(rf"^(?P<state>{_STATES})\s*(?:[.!]*$|,)", re.IGNORECASE)
 # "I'm asthmatic so running outside is hit or miss", "I'm type 1 diabetic": a condition said as an adjective (the
 # decision scores "I'm asthmatic" 0.20, "I have asthma" 0.91), said as the condition, whatever follows from it.
 _CONDITIONS = {
@@ -98,6 +101,29 @@ def opens_turn_about_the_user(clause: str, turn: str) -> bool:
     ...")."""
     head = turn.lstrip()
     return head.startswith(clause) and _GOES_ON_AS_THE_USER.match(head[len(clause) :]) is not None
+
+
+# "About me:", "Health context:", "My background:": a list under such a heading is the user's own.
+_ABOUT_ME = re.compile(
+    r"^\W*(?:about me|me|my (?:info|details|profile|background|context|situation)|(?:health|medical)(?: \w+)?|"
+    r"profile|background|context)\s*:\s*$",
+    re.IGNORECASE,
+)
+_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+
+
+def listed_about_the_user(clause: str, turn: str) -> bool:
+    """Whether a clause is an item of a list whose heading says it is about the user ("About me:\n- Vegan")."""
+    lines = turn.splitlines()
+    at = next(
+        (i for i, line in enumerate(lines) if _ITEM.match(line) and line.strip().endswith(clause)), None
+    )
+    if at is None:
+        return False
+    for line in reversed(lines[:at]):
+        if not _ITEM.match(line):
+            return _ABOUT_ME.match(line) is not None
+    return False
 
 
 # "I'm seeing someone new, Dani", "I'm dating Kenji now": a partner named. "Seeing" needs the "someone": "I'm
@@ -140,17 +166,20 @@ def states_an_allergy(memory: str) -> bool:
     return _ALLERGY_MEMORY.match(memory) is not None
 
 
-def introduced(text: str, opens_turn: bool = False) -> list[str]:
+def introduced(text: str, of_the_user: bool = False) -> list[str]:
     """The facts one user clause states about the user in a few words: "The user's name is Tomás", "The user is
     an ICU nurse", "The user is allergic to penicillin"; none for any other clause. A bare trade ("Master
-    electrician") counts only in the clause that opens the turn (`opens_turn`)."""
+    electrician") or state ("Vegan") counts only where its place in the turn says it is the user's
+    (`of_the_user`: `opens_turn_about_the_user`, `listed_about_the_user`)."""
     clause = text.strip()
     if (match := _SELF_CONDITION.match(clause)) is not None:
         return [f"The user has {_CONDITIONS[match.group('condition').lower()]}"]
-    if opens_turn and (match := _BARE_TRADE.match(clause)) is not None:
+    if of_the_user and (match := _BARE_TRADE.match(clause)) is not None:
         return [
             f"The user is {_with_article(_opening_lowered(match.group('role')))}{match.group('where') or ''}"
         ]
+    if of_the_user and (match := _BARE_STATE.match(clause)) is not None:
+        return [f"The user is {match.group('state').lower()}"]
     if (match := _SELF_NAME.match(clause)) is not None and _is_name(match.group("name")):
         return [f"The user's name is {match.group('name')}"]
     if (match := _SELF_ROLE.match(clause)) is not None:
@@ -191,9 +220,9 @@ def _with_article(role: str) -> str:
     return f"{'an' if _VOWEL_SOUND.match(role) else 'a'} {role}"
 
 
-def introduced_candidates(text: str, opens_turn: bool = False) -> list[Candidate]:
+def introduced_candidates(text: str, of_the_user: bool = False) -> list[Candidate]:
     """One candidate per fact `introduced` reads in one user clause; none from a clause holding a credential or
     reading as an instruction (the safety rules every promoted memory passes)."""
     if holds_secret(text) or is_instruction_like(text):
         return []
-    return [profile_candidate(fact) for fact in introduced(text, opens_turn)]
+    return [profile_candidate(fact) for fact in introduced(text, of_the_user)]

@@ -47,7 +47,12 @@ from cairn_promotion.compiler import (
 from cairn_promotion.context_block import block_candidates, line_key
 from cairn_promotion.corrections import apply_corrections, carry_updates
 from cairn_promotion.hedges import is_bare_plan, is_guess, is_venting, without_undecided
-from cairn_promotion.introductions import introduced_candidates, opens_turn_about_the_user, states_an_allergy
+from cairn_promotion.introductions import (
+    introduced_candidates,
+    listed_about_the_user,
+    opens_turn_about_the_user,
+    states_an_allergy,
+)
 from cairn_promotion.names import NAMED_CONFIDENCE, is_bare_name, named_candidates
 from cairn_promotion.pasted import is_pasted_output
 from cairn_promotion.referents import Referents, points_back
@@ -195,10 +200,11 @@ class OfflineCompiler:
             before = clause
             if clause.role == "user":  # in reading order, so a later name takes the slot
                 candidates.extend(named_candidates(clause.text))
-                opens = clause.position == 0 and opens_turn_about_the_user(
-                    clause.raw, turn_texts[clause.turn_index]
-                )
-                candidates.extend(introduced_candidates(clause.text, opens_turn=opens))
+                turn_text = turn_texts[clause.turn_index]
+                of_the_user = (
+                    clause.position == 0 and opens_turn_about_the_user(clause.raw, turn_text)
+                ) or listed_about_the_user(clause.raw, turn_text)
+                candidates.extend(introduced_candidates(clause.text, of_the_user))
                 # Said once is enough: a preference the decision kept in the user's words is not said again.
                 if not any(m.confidence >= DEFAULT_CONFIDENCE_THRESHOLD for m in memories):
                     candidates.extend(answer_form_candidates(clause.text, turn_texts[clause.turn_index]))
