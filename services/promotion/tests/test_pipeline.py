@@ -1188,3 +1188,22 @@ def test_the_same_numbers_about_other_things_stay_two_memories() -> None:
     )
     jenkins = Candidate(text="On 2025-02-11, the user's team moved off Jenkins last quarter", confidence=0.9)
     assert dedupe([freeze, jenkins]) == [freeze, jenkins]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # A filler inside a phrase is a pause, the word said again after it said once (writer M).
+        ("we live on the uh the second floor in Lyon", ["we live on the second floor in Lyon"]),
+        ("I'm a um nurse", ["I'm a nurse"]),
+        ("an ER nurse", ["an ER nurse"]),
+        # Between statements, or where the phrase restarts, it is still a break.
+        (
+            "my sister is coming this weekend um she's vegan",
+            ["my sister is coming this weekend", "she's vegan"],
+        ),
+        ("so the uh our backend is Django 4.2", ["so the", "our backend is Django 4.2"]),
+    ],
+)
+def test_a_filler_inside_a_phrase_is_no_break(sentence: str, expected: list[str]) -> None:
+    assert clauses(sentence) == expected

@@ -274,8 +274,26 @@ SPOKEN_BREAK = re.compile(
 )
 
 
+# "we live on the uh the second floor in Lyon", "I'm a um nurse": a filler after a word that cannot end a phrase
+# is a pause inside it, not a break between statements ("The user lives on the" had been kept); the word said
+# again after it is said once.
+_FILLER = r"(?-i:um+|uh+|erm+|er)"  # lower-case: "an ER nurse" is no filler
+_FUNCTION_WORD = r"the|a|an|on|in|at|to|of|for|with|from|my|our|your|their|his|her"
+# After the filler, the same word again, or a word that goes on the phrase ("the uh our backend" restarts it).
+_HESITATION = re.compile(
+    rf"\b(?P<word>{_FUNCTION_WORD})\s+{_FILLER},?\s+(?:(?P=word)\s+|(?!(?:{_FUNCTION_WORD})\b))",
+    re.IGNORECASE,
+)
+
+
+def without_hesitations(sentence: str) -> str:
+    """A sentence without the fillers that pause inside a phrase, and without the word repeated after one."""
+    return _HESITATION.sub(lambda m: f"{m.group('word')} ", sentence)
+
+
 def clauses(sentence: str) -> list[str]:
     merged: list[str] = []
+    sentence = without_hesitations(sentence)
     pieces = [p for chunk in SPOKEN_BREAK.split(sentence) for p in CLAUSE_SPLIT.split(chunk)]
     for piece in pieces:
         if merged and _SUBORDINATE.match(merged[-1]) and len(merged[-1].split()) <= SUBORDINATE_MAX_WORDS:
