@@ -93,6 +93,12 @@ def test_a_one_off_request_is_not_a_memory(said: str, memory_of: Callable[[str],
         ("I want a reminder sent every Sunday at 6", "The user wants a reminder sent every Sunday at 6"),
         # A goal that takes months.
         ("I want to train for a half marathon", "The user wants to train for a half marathon"),
+        (
+            "I want to build up a 6-month emergency fund",
+            "The user wants to build up a 6-month emergency fund",
+        ),
+        # What the assistant is to do with a fact goes; the fact stays (in-style writer AF, writer G).
+        ("we already run Redis 7 on Upstash so use that", "The user's team already runs Redis 7 on Upstash"),
     ],
 )
 def test_a_standing_rule_or_a_habit_stays(

@@ -130,6 +130,12 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
         ("I call my mum on Sunday every week", "The user calls the user's mum on Sunday every week"),
         ("I listen to podcasts on the train", "The user listens to podcasts on the train"),
         ("I'm okay with spicy food", "The user is okay with spicy food"),
+        # A rule before a clock time is no errand (in-style writers AC and AE).
+        (
+            "recon-settlements must finish before 06:00 UTC",
+            "Recon-settlements must finish before 06:00 UTC",
+        ),
+        ("nothing before 13:00 on Fridays", "Nothing before 13:00 on Fridays"),
     ],
 )
 def test_a_habit_or_a_year_stays(said: str, memory: str, memory_of: Callable[[str], str | None]) -> None:

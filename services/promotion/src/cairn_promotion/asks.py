@@ -26,11 +26,13 @@ _TASK_VERBS = (
 )
 # "The user wants to add ...", "The user is trying to set up conditional formatting": what the user means to do
 # in this session. Changing a habit ("is trying to cut coffee to one cup a day") is the habit, and a goal that
-# takes months ("wants to train for a half marathon", "wants to retire at 55") is the user's for that long.
+# takes months ("wants to train for a half marathon", "wants to retire at 55", "wants to build up a 6-month
+# emergency fund", "wants to pay off the car loan") is the user's for that long.
 _MEANS_TO = re.compile(
     r"^The user (?:really |just |also |now )?(?:wants|needs|would (?:now )?(?:like|love)|'d (?:like|love)|is looking|"
     r"is trying) to "
-    r"(?!be\b|(?:cut|quit|stop|reduce|limit|avoid|lose|eat|drink|sleep|train|learn|retire|become|save)\b)\w+",
+    r"(?!be\b|(?:cut|quit|stop|reduce|limit|avoid|lose|eat|drink|sleep|train|learn|retire|become|save|build up|"
+    r"pay off|pay down)\b)\w+",
     re.IGNORECASE,
 )
 # "The user needs help with one problem in the API", "The user needs like a quick idea for a snack", "The user
@@ -380,9 +382,12 @@ def head_before(memory: str, position: int) -> str | None:
 
 
 # "The user has celiac disease so everything the user eats has to be gluten-free": what follows from the fact.
+# "We already run Redis 7 on Upstash so use that": what the assistant is to do with it, said to one that is
+# gone once the session is.
 _CONSEQUENCE = re.compile(
     r"(?:,\s*|\s+)(?:so|which means)\s+"
-    r"(?=(?:the|if|everything|anything|food|that|it|he|she|they|we|i|any|my|there|this|a|an)\b)",
+    r"(?=(?:the|if|everything|anything|food|that|it|he|she|they|we|i|any|my|there|this|a|an)\b"
+    r"|(?:use|keep|go with|stick (?:to|with)|pick|factor|bear)\b[^,]{0,25}\b(?:that|it|this|them|those)\W*$)",
     re.IGNORECASE,
 )
 

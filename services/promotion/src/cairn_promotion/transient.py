@@ -33,8 +33,12 @@ _SINCE_CLOCK = re.compile(
     re.IGNORECASE,
 )
 # "Pick up the dry cleaning before 6", "Errands: ..., milk before 6": said of the user, the same words are a
-# habit ("The user doesn't take meetings before 10"), so only a memory that is not about the user counts.
-_ERRAND_BY_CLOCK = re.compile(rf"^(?!(?:On [\d-]+, )?the user\b).*\b(?:before|by) {_CLOCK}", re.IGNORECASE)
+# habit ("The user doesn't take meetings before 10"), so only a memory that is not about the user counts, and
+# not a rule ("Recon-settlements must finish before 06:00 UTC", "Nothing before 13:00 on Fridays").
+_ERRAND_BY_CLOCK = re.compile(
+    rf"^(?!(?:On [\d-]+, )?the user\b)(?!.*\b(?:must|nothing|never|no)\b).*\b(?:before|by) {_CLOCK}",
+    re.IGNORECASE,
+)
 # "The pods are stable", "The user's mother is fine": how something is doing as the session is written.
 _STATUS = re.compile(
     r"\b(?:is|are) (?:fine|okay|ok|stable|better|worse|back up)\W*$"
