@@ -15,7 +15,7 @@ from cairn_promotion.learned import (
     cheap_features,
     load_default_decision,
 )
-from cairn_promotion.names import named_relations
+from cairn_promotion.names import named_relations, with_relations
 from cairn_promotion.offline import OfflineCompiler, _candidate, dedupe, latest_per_slot, session_clauses
 from cairn_promotion.rewrite import is_household, self_contained
 from cairn_promotion.rules import is_reaction, is_reported_opinion, penalty_hits
@@ -1207,3 +1207,38 @@ def test_the_same_numbers_about_other_things_stay_two_memories() -> None:
 )
 def test_a_filler_inside_a_phrase_is_no_break(sentence: str, expected: list[str]) -> None:
     assert clauses(sentence) == expected
+
+
+def test_a_name_opening_a_memory_is_said_as_whose_it_is() -> None:
+    turns = [
+        Turn(role="user", content="My partner Dev is a paramedic. We adopted a cat last month."),
+        Turn(role="assistant", content="Lovely."),
+        Turn(role="user", content="Dev works night shifts, so evenings are quiet."),
+    ]
+    decision = load_default_decision()
+    assert decision is not None
+    compiler = OfflineCompiler(decision)
+    texts = {c.text for c in compiler.extract(turns)}
+    assert "The user's partner is named Dev" in texts
+    assert "The user's partner Dev works night shifts" in texts
+    assert not any(t.startswith("Dev ") for t in texts)
+    # Without the session naming whose Dev is, the name is left as said.
+    said = "Dev works night shifts as a paramedic."
+    assert "Dev works night shifts as a paramedic" in {
+        c.text for c in compiler.extract([Turn(role="user", content=said)])
+    }
+
+
+def test_a_name_two_relations_share_is_left_as_said() -> None:
+    named = [
+        Candidate(text="The user's brother is named Sam", confidence=0.8),
+        Candidate(text="The user's colleague is named Sam", confidence=0.8),
+        Candidate(text="Sam is vegan", confidence=0.9),
+        Candidate(text="On 2025-01-02, Sam moved to Leeds", confidence=0.9),
+    ]
+    assert [c.text for c in with_relations(named)] == [c.text for c in named]
+    one = [named[0], named[2], named[3]]
+    assert [c.text for c in with_relations(one)][1:] == [
+        "The user's brother Sam is vegan",
+        "On 2025-01-02, the user's brother Sam moved to Leeds",
+    ]

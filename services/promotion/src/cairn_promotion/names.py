@@ -91,3 +91,39 @@ _BARE_NAME = re.compile(
 def is_bare_name(memory: str) -> bool:
     """Whether a memory only names someone of the user's ("The user's wife Priya") and says nothing of them."""
     return _BARE_NAME.match(memory) is not None
+
+
+_NAMED_FACT = re.compile(r"^The user's (?P<noun>[\w -]+?) is named (?P<name>.+)$")
+_DATED = re.compile(r"^(?P<date>On [\d-]+, )?(?P<rest>.*)$", re.DOTALL)
+
+
+def with_relations(candidates: list[Candidate]) -> list[Candidate]:
+    """A session's memories with a bare name opening them said as whose it is: "Dev works night shifts as a
+    paramedic" -> "The user's partner Dev works night shifts as a paramedic", when the session named Dev as the
+    user's partner (a name memory of its own) and no one else by that name. Read alone, "Dev" is nobody."""
+    nouns: dict[str, set[str]] = {}
+    for candidate in candidates:
+        if (named := _NAMED_FACT.match(candidate.text)) is not None:
+            nouns.setdefault(named.group("name"), set()).add(named.group("noun"))
+    if not nouns:
+        return candidates
+    said: list[Candidate] = []
+    for candidate in candidates:
+        dated = _DATED.match(candidate.text)
+        rest = dated.group("rest") if dated else candidate.text
+        name = next(
+            (
+                n
+                for n, owners in nouns.items()
+                if len(owners) == 1 and re.match(rf"{re.escape(n)}(?:'s)?\s", rest)
+            ),
+            None,
+        )
+        if name is None or _NAMED_FACT.match(candidate.text):
+            said.append(candidate)
+            continue
+        (noun,) = nouns[name]
+        prefix = dated.group("date") if dated and dated.group("date") else ""
+        text = f"{prefix}{'the' if prefix else 'The'} user's {noun} {rest}"
+        said.append(candidate.model_copy(update={"text": text, "slot": slot_of(text)}))
+    return said

@@ -53,7 +53,7 @@ from cairn_promotion.introductions import (
     opens_turn_about_the_user,
     states_an_allergy,
 )
-from cairn_promotion.names import NAMED_CONFIDENCE, is_bare_name, named_candidates
+from cairn_promotion.names import NAMED_CONFIDENCE, is_bare_name, named_candidates, with_relations
 from cairn_promotion.pasted import is_pasted_output
 from cairn_promotion.referents import Referents, points_back
 from cairn_promotion.rewrite import decision_at_end, is_household, plain_conditional, self_contained, undated
@@ -209,7 +209,7 @@ class OfflineCompiler:
                 if not any(m.confidence >= DEFAULT_CONFIDENCE_THRESHOLD for m in memories):
                     candidates.extend(answer_form_candidates(clause.text, turn_texts[clause.turn_index]))
         candidates.extend(blocks.values())  # lines no clause read as written (a correction rewrote them)
-        return dedupe(latest_per_slot(candidates))
+        return dedupe(latest_per_slot(with_relations(candidates)))
 
 
 def session_clauses(turns: Sequence[Turn]) -> list[tuple[Clause, date | None]]:
