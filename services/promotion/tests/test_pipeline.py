@@ -476,6 +476,10 @@ def test_a_confirmed_recap_of_the_users_own_choice_is_kept(
         ("my mum Joan knits", ["The user's mother is named Joan"]),
         ("my mom, Sarah and I went to the market", []),
         ("my sister, who lives in Porto, called", []),
+        # Family by marriage, engagement or generation (writers D, I, N, T, X).
+        ("my fiancé Tomas and I are getting married in October", ["The user's fiancé is named Tomas"]),
+        ("My grandson Thomas is devoted to birdwatching", ["The user's grandson is named Thomas"]),
+        ("my mother-in-law Brenda is staying with us", ["The user's mother-in-law is named Brenda"]),
     ],
 )
 def test_a_name_said_in_passing_is_its_own_fact(said: str, facts: list[str]) -> None:

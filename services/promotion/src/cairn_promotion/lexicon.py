@@ -13,9 +13,17 @@ STOP_WORDS = frozenset(
     really""".split()
 )
 
-FEMALE = "daughter|mother|mom|mum|wife|sister|girlfriend|grandmother|grandma|aunt|niece|stepdaughter"
-MALE = "son|father|dad|husband|brother|boyfriend|grandfather|grandpa|uncle|nephew|stepson"
-NEUTRAL = "partner|spouse|kid|child|boss|manager|landlord|landlady|friend|roommate|colleague|cofounder"
+FEMALE = (
+    "daughter|mother|mom|mum|wife|sister|girlfriend|grandmother|grandma|aunt|niece|stepdaughter|granddaughter|"
+    "fiancée|fiancee|stepmother|stepmom|mother-in-law|sister-in-law"
+)
+MALE = (
+    "son|father|dad|husband|brother|boyfriend|grandfather|grandpa|uncle|nephew|stepson|grandson|fiancé|fiance|"
+    "stepfather|stepdad|father-in-law|brother-in-law"
+)
+NEUTRAL = (
+    "partner|spouse|kid|child|boss|manager|landlord|landlady|friend|roommate|colleague|cofounder|grandchild|cousin"
+)
 RELATION = f"{FEMALE}|{MALE}|{NEUTRAL}"
 PETS = (
     "dog|cat|puppy|kitten|rabbit|bunny|parrot|hamster|horse|tortoise|turtle|"
