@@ -21,9 +21,7 @@ MALE = (
     "son|father|dad|husband|brother|boyfriend|grandfather|grandpa|uncle|nephew|stepson|grandson|fiancé|fiance|"
     "stepfather|stepdad|father-in-law|brother-in-law"
 )
-NEUTRAL = (
-    "partner|spouse|kid|child|boss|manager|landlord|landlady|friend|roommate|colleague|cofounder|grandchild|cousin"
-)
+NEUTRAL = "partner|spouse|kid|child|boss|manager|landlord|landlady|friend|roommate|colleague|cofounder|grandchild|cousin"
 RELATION = f"{FEMALE}|{MALE}|{NEUTRAL}"
 PETS = (
     "dog|cat|puppy|kitten|rabbit|bunny|parrot|hamster|horse|tortoise|turtle|"
