@@ -7,6 +7,7 @@ on (0.08-0.31 on the outside sets). Like `names`, the fact is read off the user'
 whole clause and nothing else, and kept at the names' confidence (`names.profile_candidate`); the assistant's words are never read.
 """
 
+import functools
 import re
 
 from cairn_contracts.promotion import Candidate
@@ -112,18 +113,33 @@ _ABOUT_ME = re.compile(
 _ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 
 
+def is_bare_profile(clause: str) -> bool:
+    """Whether a clause is a bare trade or state, which only its place in the turn can say is the user's."""
+    text = clause.strip()
+    return _BARE_TRADE.match(text) is not None or _BARE_STATE.match(text) is not None
+
+
 def listed_about_the_user(clause: str, turn: str) -> bool:
-    """Whether a clause is an item of a list whose heading says it is about the user ("About me:\n- Vegan")."""
-    lines = turn.splitlines()
-    at = next(
-        (i for i, line in enumerate(lines) if _ITEM.match(line) and line.strip().endswith(clause)), None
+    """Whether a clause opens an item of a list whose heading says it is about the user ("About me:\n- Vegan")."""
+    words = clause.split()
+    return bool(words) and any(
+        item.startswith(clause) for item in _items_about_the_user(turn).get(words[0], ())
     )
-    if at is None:
-        return False
-    for line in reversed(lines[:at]):
-        if not _ITEM.match(line):
-            return _ABOUT_ME.match(line) is not None
-    return False
+
+
+@functools.lru_cache(maxsize=32)
+def _items_about_the_user(turn: str) -> dict[str, tuple[str, ...]]:
+    """The items of the turn's lists headed as the user's, by first word: one pass over a turn, however many of
+    its clauses ask (a pasted list of thousands of items must not cost a pass per item)."""
+    items: dict[str, list[str]] = {}
+    about = False
+    for line in turn.splitlines():
+        if (bullet := _ITEM.match(line)) is None:
+            about = _ABOUT_ME.match(line) is not None
+            continue
+        if about and (item := line[bullet.end() :].strip()):
+            items.setdefault(item.split()[0], []).append(item)
+    return {word: tuple(found) for word, found in items.items()}
 
 
 # "I'm seeing someone new, Dani", "I'm dating Kenji now": a partner named. "Seeing" needs the "someone": "I'm

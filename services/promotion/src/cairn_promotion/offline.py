@@ -49,6 +49,7 @@ from cairn_promotion.corrections import apply_corrections, carry_updates
 from cairn_promotion.hedges import is_bare_plan, is_guess, is_venting, without_undecided
 from cairn_promotion.introductions import (
     introduced_candidates,
+    is_bare_profile,
     listed_about_the_user,
     opens_turn_about_the_user,
     states_an_allergy,
@@ -201,9 +202,11 @@ class OfflineCompiler:
             if clause.role == "user":  # in reading order, so a later name takes the slot
                 candidates.extend(named_candidates(clause.text))
                 turn_text = turn_texts[clause.turn_index]
-                of_the_user = (
-                    clause.position == 0 and opens_turn_about_the_user(clause.raw, turn_text)
-                ) or listed_about_the_user(clause.raw, turn_text)
+                # Where the clause stands in its turn is read only for a bare trade or state (a line scan each).
+                of_the_user = is_bare_profile(clause.text) and (
+                    (clause.position == 0 and opens_turn_about_the_user(clause.raw, turn_text))
+                    or listed_about_the_user(clause.raw, turn_text)
+                )
                 candidates.extend(introduced_candidates(clause.text, of_the_user))
                 # Said once is enough: a preference the decision kept in the user's words is not said again.
                 if not any(m.confidence >= DEFAULT_CONFIDENCE_THRESHOLD for m in memories):
