@@ -5,6 +5,9 @@ Such a line is how people introduce themselves or fill in a context block, and i
 an allergy), yet the learned decision scores it low: it has no subject or no predicate of the kind it was trained
 on (0.08-0.31 on the outside sets). Like `names`, the fact is read off the user's own clause by its shape, the
 whole clause and nothing else, and kept at the names' confidence (`names.profile_candidate`); the assistant's words are never read.
+A bare trade or state ("Master electrician", "Vegan") is the user's only where its place in the turn says so: opening
+a turn the user goes on about in the first person, or an item of a list headed as theirs ("About me:"). An allergy
+of the user's or of someone of theirs (`states_an_allergy`) is likewise kept at that confidence, whoever's it is.
 """
 
 import functools

@@ -202,7 +202,7 @@ class OfflineCompiler:
             if clause.role == "user":  # in reading order, so a later name takes the slot
                 candidates.extend(named_candidates(clause.text))
                 turn_text = turn_texts[clause.turn_index]
-                # Where the clause stands in its turn is read only for a bare trade or state (a line scan each).
+                # Where the clause stands in its turn is read only for a bare trade or state.
                 of_the_user = is_bare_profile(clause.text) and (
                     (clause.position == 0 and opens_turn_about_the_user(clause.raw, turn_text))
                     or listed_about_the_user(clause.raw, turn_text)
@@ -210,7 +210,7 @@ class OfflineCompiler:
                 candidates.extend(introduced_candidates(clause.text, of_the_user))
                 # Said once is enough: a preference the decision kept in the user's words is not said again.
                 if not any(m.confidence >= DEFAULT_CONFIDENCE_THRESHOLD for m in memories):
-                    candidates.extend(answer_form_candidates(clause.text, turn_texts[clause.turn_index]))
+                    candidates.extend(answer_form_candidates(clause.text, turn_text))
         candidates.extend(blocks.values())  # lines no clause read as written (a correction rewrote them)
         return dedupe(latest_per_slot(with_relations(candidates)))
 
@@ -348,7 +348,10 @@ def as_memory(candidate: Candidate) -> Candidate | None:
         )
     ):
         return None
-    confidence = candidate.confidence if text == said else max(candidate.confidence, UPDATE_CONFIDENCE)
+    if text == candidate.text:
+        confidence = candidate.confidence
+    else:
+        confidence = candidate.confidence if text == said else max(candidate.confidence, UPDATE_CONFIDENCE)
     if states_an_allergy(opening):
         confidence = max(confidence, NAMED_CONFIDENCE)
     if text == candidate.text and confidence == candidate.confidence:
