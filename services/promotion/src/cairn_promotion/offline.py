@@ -21,6 +21,7 @@ from typing import Protocol
 from cairn_contracts.promotion import Candidate, Turn
 from cairn_promotion.anecdotes import is_anecdote, is_hearsay
 from cairn_promotion.answer_form import answer_form_candidates
+from cairn_promotion.answers import answered_candidates
 from cairn_promotion.asks import (
     is_about_the_assistant,
     is_courtesy,
@@ -208,6 +209,12 @@ class OfflineCompiler:
                     or listed_about_the_user(clause.raw, turn_text)
                 )
                 candidates.extend(introduced_candidates(clause.text, of_the_user))
+                if clause.position == 0 and clause.turn_index > 0:
+                    asked = readable[clause.turn_index - 1]
+                    if asked.role.strip().lower() == "assistant":
+                        candidates.extend(
+                            answered_candidates(turn_texts[clause.turn_index - 1], clause.raw, turn_text)
+                        )
                 # Said once is enough: a preference the decision kept in the user's words is not said again.
                 if not any(m.confidence >= DEFAULT_CONFIDENCE_THRESHOLD for m in memories):
                     candidates.extend(answer_form_candidates(clause.text, turn_text))

@@ -1,0 +1,71 @@
+"""What the user answers to the assistant's question about them: "Are you on other meds?" -> "sertraline 50mg" is
+"The user takes sertraline 50mg"; "What's your Miles&Smiles number?" -> "TK 318442907" is "The user's Miles&Smiles
+number is TK 318442907".
+
+The answer alone names no one and no attribute, so the decision scores it near 0 (0.02-0.26 on the outside sets),
+and the fact is in the question. Only a question of a few shapes is read, and only a short answer that opens the
+user's next turn; an attribute that is a credential is never asked for here (`holds_secret` reads the fact too).
+"""
+
+import re
+
+from cairn_contracts.promotion import Candidate
+from cairn_promotion.names import NAMED_CONFIDENCE
+from cairn_promotion.safety import holds_secret, is_instruction_like
+from cairn_promotion.slots import slot_of
+
+# The question is the last one the assistant's turn asks.
+_QUESTION = re.compile(r"[^.!?\n]*\?")
+_WHAT_IS_YOUR = re.compile(r"^\s*what(?:'s| is) your (?P<attr>[\w&' -]{2,30}?)\s*\?$", re.IGNORECASE)
+_ON_MEDS = re.compile(
+    r"\b(?:are you on|do you take) (?:any )?(?:other )?(?:meds|medications?|medicines?)\b", re.I
+)
+_DO_YOU_USE = re.compile(r"^\s*do you use (?:a |an |any )?(?P<what>[\w&' -]{2,30}?)\s*\?$", re.IGNORECASE)
+_SENSITIVE = re.compile(
+    r"\b(?:password|passcode|passphrase|pin|key|token|secret|ssn|social security|card|cvv|cvc|login|otp|code)\b",
+    re.IGNORECASE,
+)
+# Not an answer with a value: "yes", "not sure", "I think so", "why?".
+_NO_VALUE = re.compile(
+    r"^(?:yes|yeah|yep|yup|no|nope|nah|not|maybe|idk|dunno|sure|ok|okay|thanks|thank|lol|haha|i|we|it|that|"
+    r"this|why|what|how|none|nothing)\b",
+    re.IGNORECASE,
+)
+_STATEMENT = re.compile(r"\b(?:is|are|was|were|has|have|had|do|does|did|will|can)\b", re.IGNORECASE)
+_MAX_ANSWER_WORDS = 5
+
+
+# The answer is the turn's whole first sentence: "258, oh wait I retested yesterday, it's 265 W now" goes on to
+# take the value back.
+_SENTENCE_ENDS = re.compile(r"\s*(?:$|[.!]|\n)")
+
+
+def answered(question_turn: str, answer: str, turn: str | None = None) -> list[str]:
+    """The fact an answer (the first clause of the user's `turn`) states, read with the assistant's question
+    before it; none for any other pair."""
+    questions = _QUESTION.findall(question_turn)
+    said = (turn if turn is not None else answer).lstrip()
+    value = answer.strip().rstrip(".!")
+    if not said.startswith(value) or not _SENTENCE_ENDS.match(said, len(value)):
+        return []
+    if not questions or not value or len(value.split()) > _MAX_ANSWER_WORDS or _NO_VALUE.match(value):
+        return []
+    question = questions[-1].strip()
+    if "?" in value or _STATEMENT.search(value):
+        return []  # a question back, or a statement the decision reads itself ("MSRV is 1.74")
+    if (match := _WHAT_IS_YOUR.match(question)) is not None and not _SENSITIVE.search(match.group("attr")):
+        return [f"The user's {match.group('attr').strip()} is {value}"]
+    if _ON_MEDS.search(question):
+        return [f"The user takes {value}"]
+    if (match := _DO_YOU_USE.match(question)) is not None and not _SENSITIVE.search(match.group("what")):
+        return [f"The user uses {value}"]
+    return []
+
+
+def answered_candidates(question_turn: str, answer: str, turn: str) -> list[Candidate]:
+    """One candidate per fact `answered` reads; none that holds a credential or reads as an instruction."""
+    return [
+        Candidate(text=fact, confidence=NAMED_CONFIDENCE, tags=["profile"], slot=slot_of(fact))
+        for fact in answered(question_turn, answer, turn)
+        if not holds_secret(fact) and not is_instruction_like(fact)
+    ]
