@@ -10,9 +10,8 @@ user's next turn; an attribute that is a credential is never asked for here (`ho
 import re
 
 from cairn_contracts.promotion import Candidate
-from cairn_promotion.names import NAMED_CONFIDENCE
+from cairn_promotion.names import profile_candidate
 from cairn_promotion.safety import holds_secret, is_instruction_like
-from cairn_promotion.slots import slot_of
 
 # The question is the last one the assistant's turn asks.
 _QUESTION = re.compile(r"[^.!?\n]*\?")
@@ -65,7 +64,7 @@ def answered(question_turn: str, answer: str, turn: str | None = None) -> list[s
 def answered_candidates(question_turn: str, answer: str, turn: str) -> list[Candidate]:
     """One candidate per fact `answered` reads; none that holds a credential or reads as an instruction."""
     return [
-        Candidate(text=fact, confidence=NAMED_CONFIDENCE, tags=["profile"], slot=slot_of(fact))
+        profile_candidate(fact)
         for fact in answered(question_turn, answer, turn)
         if not holds_secret(fact) and not is_instruction_like(fact)
     ]
