@@ -78,7 +78,12 @@ async def test_the_batched_int8_path_returns_the_float32_copys_rows_order_and_sc
         together = await asyncio.gather(*(subject.nearest_batched(project, q, 50) for q in queries))
         for query, (found, similarities) in zip(queries, together, strict=True):
             reference = subject.nearest(project, query, 50)
-            assert [r.id for r in found] == [r.id for r in reference]
+            # The same order, but for rows whose distances differ only in float32 rounding: the twins' identical
+            # vectors can score an ulp apart depending on where BLAS blocks the product, and either path then
+            # orders them by that ulp rather than by id (seen once in CI: positions 2 and 3 swapped).
+            near = {r.id: r.value for r in reference}
+            for got, want in zip(found, reference, strict=True):
+                assert got.id == want.id or abs(near.get(got.id, np.inf) - want.value) <= 1e-6
             assert [r.value for r in found] == pytest.approx([r.value for r in reference], abs=1e-6)
             every = group_distances(subject.matrix, subject.starts, query)
             for memory in memories[::97]:  # scores of memories outside the ranking are exact too
