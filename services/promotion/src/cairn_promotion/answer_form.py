@@ -11,9 +11,8 @@ unless it is said to last ("in general", "I always prefer that").
 import re
 
 from cairn_contracts.promotion import Candidate
-from cairn_promotion.names import NAMED_CONFIDENCE
+from cairn_promotion.names import profile_candidate
 from cairn_promotion.safety import holds_secret
-from cairn_promotion.slots import slot_of
 
 _ANSWERS = r"answers?|repl(?:y|ies)|responses?|steps|explanations?|instructions"
 _FORM = r"short|brief|concise|simple"
@@ -54,7 +53,4 @@ def answer_form_candidates(clause: str, turn: str) -> list[Candidate]:
     """One candidate per preference `answer_form` reads; none from a clause holding a credential."""
     if holds_secret(clause):
         return []
-    return [
-        Candidate(text=fact, confidence=NAMED_CONFIDENCE, tags=["preference"], slot=slot_of(fact))
-        for fact in answer_form(clause, turn)
-    ]
+    return [profile_candidate(fact, "preference") for fact in answer_form(clause, turn)]

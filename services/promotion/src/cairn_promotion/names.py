@@ -56,9 +56,10 @@ def named_relations(text: str) -> list[str]:
     return list(dict.fromkeys(facts))
 
 
-def profile_candidate(fact: str) -> Candidate:
-    """A fact read off the user's clause by its shape (a name, an introduction), at `NAMED_CONFIDENCE`."""
-    return Candidate(text=fact, confidence=NAMED_CONFIDENCE, tags=["profile"], slot=slot_of(fact))
+def profile_candidate(fact: str, tag: str = "profile") -> Candidate:
+    """A fact read off the user's clause by its shape (a name, an introduction, an answer, a preference), at
+    `NAMED_CONFIDENCE`."""
+    return Candidate(text=fact, confidence=NAMED_CONFIDENCE, tags=[tag], slot=slot_of(fact))
 
 
 def named_candidates(text: str) -> list[Candidate]:
