@@ -48,6 +48,7 @@ from cairn_promotion.compiler import (
 from cairn_promotion.context_block import block_candidates, line_key
 from cairn_promotion.corrections import apply_corrections, carry_updates
 from cairn_promotion.hedges import is_bare_plan, is_guess, is_venting, without_undecided
+from cairn_promotion.help_language import as_help_language, help_language_candidates
 from cairn_promotion.introductions import (
     introduced_candidates,
     is_bare_profile,
@@ -218,6 +219,7 @@ class OfflineCompiler:
                 # Said once is enough: a preference the decision kept in the user's words is not said again.
                 if not any(m.confidence >= DEFAULT_CONFIDENCE_THRESHOLD for m in memories):
                     candidates.extend(answer_form_candidates(clause.text, turn_text))
+                    candidates.extend(help_language_candidates(clause.raw, turn_text))
         candidates.extend(blocks.values())  # lines no clause read as written (a correction rewrote them)
         return dedupe(latest_per_slot(with_relations(candidates)))
 
@@ -328,7 +330,7 @@ def as_memory(candidate: Candidate) -> Candidate | None:
     if said is None:
         return None
     said = plain_conditional(decision_at_end(without_consequence(said)))
-    text = as_state(said)
+    text = as_help_language(as_state(said))
     # The rules read how a memory opens, whether or not `self_contained` dated it ("On 2025-02-27, the user
     # needs help making a budget" is the same ask as "The user needs help making a budget").
     opening = undated(text)
