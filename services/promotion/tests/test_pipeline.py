@@ -748,6 +748,19 @@ def test_a_value_updated_later_in_the_session_is_carried_into_the_fact(
             ["my rent is £1,250", "sorry, one more question about my 2 flats"],
             ["my rent is £1,250", "sorry, one more question about my 2 flats"],
         ),
+        # ... unless it counts the same thing as the value before it (instyle dev).
+        (
+            ["household survey on KoboToolbox, 612 households", "sorry, 640 households"],
+            ["household survey on KoboToolbox, 640 households"],
+        ),
+        (
+            ["we have 2 kids and 2 cats", "no, 3 cats"],
+            ["we have 2 kids and 3 cats"],
+        ),
+        (
+            ["we have 2 kids", "sorry, 3 households"],
+            ["we have 2 kids", "sorry, 3 households"],
+        ),
     ],
 )
 def test_a_value_corrected_at_the_start_of_a_clause_replaces_the_one_before(

@@ -259,6 +259,8 @@ _OPENING_CORRECTION = re.compile(
     r"make\s+that|actually,?\s+no)|(?:no|sorry))\b(?:[,:;.!\s-]+(?P<typo>typo|my\s+bad|i\s+mean)\b)?",
     re.IGNORECASE,
 )
+# The word a whole number counts: "640 households", "12 people".
+_COUNTED = re.compile(r"\s+([^\W\d_]{3,})\b")
 _IT_IS = re.compile(r"\b(?:it|that)(?:'s|’s|\s+is|\s+was)(?:\s+(?:the|an?))?$", re.IGNORECASE)
 _VALUE_CORE = re.compile(r"\d(?:[\d.,:/]*\d)?%?")
 T = TypeVar("T")
@@ -283,7 +285,7 @@ def carry_updates(clauses: list[tuple[Clause, T]]) -> list[tuple[Clause, T]]:
             continue
         said = _with_marker_before(found, index)
         if (corrected := _opening_correction(said)) is not None:
-            if _correct_earlier(found, index, dropped, corrected):
+            if _correct_earlier(found, index, dropped, *corrected):
                 dropped.add(index)
                 if said != clause.raw:
                     dropped.add(index - 1)  # the marker said as a clause of its own
@@ -354,8 +356,9 @@ def _values_updated(text: str, thing: str | None, form: str) -> list[str]:
     return [w for w in words if _value_form(w) == form]
 
 
-def _opening_correction(raw: str) -> str | None:
-    """The value a clause opening with a correction gives ("wait no, ... it's 7.4%" -> "7.4%"), or None."""
+def _opening_correction(raw: str) -> tuple[str, str | None] | None:
+    """The value a clause opening with a correction gives ("wait no, ... it's 7.4%" -> "7.4%"), with the word a
+    whole number must count in the value it corrects ("sorry, 640 households" -> "households"), or None."""
     marker = _OPENING_CORRECTION.match(raw)
     if marker is None:
         return None
@@ -366,11 +369,17 @@ def _opening_correction(raw: str) -> str | None:
     if (identifier := _identifier_around(raw, value)) is not None:
         start, found = identifier
     if marker["explicit"] or marker["typo"]:
-        return found
-    # After a bare "no" or "sorry" the value holds more than digits and comes first or as what "it" is.
+        return found, None
+    # After a bare "no" or "sorry" the value holds more than digits and comes first or as what "it" is; a whole
+    # number comes first with the word it counts, which the value corrected must count too ("sorry, 640
+    # households" after "612 households").
     between = raw[marker.end() : start].strip(" ,:;.-")
-    named = not between or _IT_IS.search(between) is not None
-    return found if named and not found.isdigit() else None
+    if between and _IT_IS.search(between) is None:
+        return None
+    if not found.isdigit():
+        return found, None
+    unit = _COUNTED.match(raw, value.end())
+    return (found, unit.group(1).lower()) if unit is not None and not between else None
 
 
 def _identifier_around(raw: str, core: re.Match[str]) -> tuple[int, str] | None:
@@ -397,8 +406,11 @@ def _identifier_shape(word: str) -> str:
     return re.sub(r"[^\W\d_]+", "a", re.sub(r"\d+", "d", word))
 
 
-def _correct_earlier(found: list[tuple[Clause, T]], index: int, dropped: set[int], new: str) -> bool:
-    """Give the nearest earlier user clause holding exactly one value of `new`'s form the new value."""
+def _correct_earlier(
+    found: list[tuple[Clause, T]], index: int, dropped: set[int], new: str, counted: str | None = None
+) -> bool:
+    """Give the nearest earlier user clause holding exactly one value of `new`'s form the new value (followed by
+    the word `counted`, when given)."""
     identifier = any(ch.isalpha() for ch in new)
     form = _identifier_shape(new) if identifier else _digit_form(new)
     for earlier, previous, day in _earlier_user_clauses(found, index, dropped):
@@ -412,6 +424,22 @@ def _correct_earlier(found: list[tuple[Clause, T]], index: int, dropped: set[int
             if values:
                 return False
             continue
+        if counted is not None:
+            # Only the number that counts the same thing: "2 kids and 2 cats" / "no, 3 cats".
+            spans = [
+                m
+                for m in _VALUE_CORE.finditer(text)
+                if _digit_form(m.group()) == form
+                and (unit := _COUNTED.match(text, m.end())) is not None
+                and unit.group(1).lower() == counted
+            ]
+            if not spans:
+                continue
+            if len(spans) == 1 and spans[0].group() != new:
+                said = f"{text[: spans[0].start()]}{new}{text[spans[0].end() :]}"
+                found[earlier] = (replace(previous, said=said), day)
+                return True
+            return False
         cores = [m.group() for m in _VALUE_CORE.finditer(text)]
         values = [core for core in cores if _digit_form(core) == form]
         if not values:
