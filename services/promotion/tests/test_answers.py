@@ -62,3 +62,26 @@ def test_an_answer_the_turn_takes_back_is_not_read() -> None:
     assert answered("What's your FTP?", "265 W", "265 W. weekdays I train on Zwift") == [
         "The user's FTP is 265 W"
     ]
+
+
+@pytest.mark.parametrize(
+    ("question", "turn", "facts"),
+    [
+        # instyle dev: the clause has lost its "yes" ("always."), the turn still says it.
+        (
+            "Thanks for telling me. Want carb counts with recipes?",
+            "yes always. and my sugar's been a bit high this morning",
+            ["The user always wants carb counts with recipes"],
+        ),
+        ("Would you like metric units?", "yeah, from now on", ["The user always wants metric units"]),
+        # A bare yes accepts this one offer; an offer of the assistant's doing, or of a credential, is no wish.
+        ("Want recipes that fit?", "yes", []),
+        ("Want me to send a shorter version?", "yes always", []),
+        ("Want your password saved in the note?", "yes always", []),
+    ],
+)
+def test_a_yes_said_to_last_makes_the_offer_a_standing_wish(
+    question: str, turn: str, facts: list[str]
+) -> None:
+    first_clause = turn.split(".")[0].removeprefix("yes ").removeprefix("yeah, ")
+    assert answered(question, first_clause, turn) == facts

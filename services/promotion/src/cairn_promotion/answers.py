@@ -1,6 +1,7 @@
 """What the user answers to the assistant's question about them: "Are you on other meds?" -> "sertraline 50mg" is
 "The user takes sertraline 50mg"; "What's your Miles&Smiles number?" -> "TK 318442907" is "The user's Miles&Smiles
-number is TK 318442907".
+number is TK 318442907"; "Want carb counts with recipes?" -> "yes always" is "The user always wants carb counts with
+recipes".
 
 The answer alone names no one and no attribute, so the decision scores it near 0 (0.02-0.26 on the outside sets),
 and the fact is in the question. Only a question of a few shapes is read, and only a short answer that opens the
@@ -30,6 +31,16 @@ _NO_VALUE = re.compile(
     r"this|why|what|how|none|nothing)\b",
     re.IGNORECASE,
 )
+# "Want carb counts with recipes?" -> "yes always": a yes said to last makes the offer a standing wish. A bare "yes"
+# accepts this one offer ("Want me to draft it?" -> "yes").
+_WANT = re.compile(
+    r"^\s*(?:do you |would you )?(?:want|like) (?!me\b|us\b|to\b|it\b|that\b|this\b)(?P<what>[\w&' -]{2,40}?)\s*\?$",
+    re.IGNORECASE,
+)
+_YES_ALWAYS = re.compile(
+    r"^(?:yes|yeah|yep|yup|sure)\b[\s,!-]*(?:please[\s,!-]*)?(?:always|every time|from now on|going forward)$",
+    re.IGNORECASE,
+)
 _STATEMENT = re.compile(r"\b(?:is|are|was|were|has|have|had|do|does|did|will|can)\b", re.IGNORECASE)
 _MAX_ANSWER_WORDS = 5
 
@@ -37,6 +48,7 @@ _MAX_ANSWER_WORDS = 5
 # The answer is the turn's whole first sentence: "258, oh wait I retested yesterday, it's 265 W now" goes on to
 # take the value back.
 _SENTENCE_ENDS = re.compile(r"\s*(?:$|[.!]|\n)")
+_FIRST_SENTENCE = re.compile(r"[^.!?\n]*")
 
 
 def answered(question_turn: str, answer: str, turn: str | None = None) -> list[str]:
@@ -44,12 +56,21 @@ def answered(question_turn: str, answer: str, turn: str | None = None) -> list[s
     before it; none for any other pair."""
     questions = _QUESTION.findall(question_turn)
     said = (turn if turn is not None else answer).lstrip()
+    # The clause may have lost its "yes" as a discourse word ("yes always." is read as "always.").
+    first = _FIRST_SENTENCE.match(said)
+    if questions and first and _YES_ALWAYS.match(first.group().strip()):
+        wanted = _WANT.match(questions[-1].strip())
+        if wanted is None or _SENSITIVE.search(wanted.group("what")):
+            return []
+        return [f"The user always wants {wanted.group('what').strip()}"]
     value = answer.strip().rstrip(".!")
     if not said.startswith(value) or not _SENTENCE_ENDS.match(said, len(value)):
         return []
-    if not questions or not value or len(value.split()) > _MAX_ANSWER_WORDS or _NO_VALUE.match(value):
+    if not questions or not value or len(value.split()) > _MAX_ANSWER_WORDS:
         return []
     question = questions[-1].strip()
+    if _NO_VALUE.match(value):
+        return []
     if "?" in value or _STATEMENT.search(value):
         return []  # a question back, or a statement the decision reads itself ("MSRV is 1.74")
     if (match := _WHAT_IS_YOUR.match(question)) is not None and not _SENSITIVE.search(match.group("attr")):
