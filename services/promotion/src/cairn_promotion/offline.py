@@ -47,6 +47,7 @@ from cairn_promotion.compiler import (
 )
 from cairn_promotion.context_block import block_candidates, line_key
 from cairn_promotion.corrections import apply_corrections, carry_updates
+from cairn_promotion.decisions import states_a_decision
 from cairn_promotion.duties import states_a_duty
 from cairn_promotion.hedges import is_bare_plan, is_guess, is_venting, without_undecided
 from cairn_promotion.help_language import as_help_language, help_language_candidates
@@ -362,7 +363,7 @@ def as_memory(candidate: Candidate) -> Candidate | None:
         confidence = candidate.confidence
     else:
         confidence = candidate.confidence if text == said else max(candidate.confidence, UPDATE_CONFIDENCE)
-    if states_an_allergy(opening) or states_a_duty(opening):
+    if states_an_allergy(opening) or states_a_duty(opening) or states_a_decision(opening):
         confidence = max(confidence, NAMED_CONFIDENCE)
     if text == candidate.text and confidence == candidate.confidence:
         return candidate
