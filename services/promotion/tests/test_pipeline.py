@@ -15,7 +15,7 @@ from cairn_promotion.learned import (
     cheap_features,
     load_default_decision,
 )
-from cairn_promotion.names import named_relations, with_relations
+from cairn_promotion.names import named_relations, with_kin_owner, with_relations
 from cairn_promotion.offline import OfflineCompiler, _candidate, dedupe, latest_per_slot, session_clauses
 from cairn_promotion.rewrite import is_household, self_contained
 from cairn_promotion.rules import is_reaction, is_reported_opinion, penalty_hits
@@ -1259,3 +1259,20 @@ def test_a_name_two_relations_share_is_left_as_said() -> None:
         "The user's brother Sam is vegan",
         "On 2025-01-02, the user's brother Sam moved to Leeds",
     ]
+
+
+@pytest.mark.parametrize(
+    ("memory", "said"),
+    [
+        # Writers H and Z: read alone, "Dad" is nobody's.
+        ("Dad lives in Tucson", "The user's dad lives in Tucson"),
+        ("Mum is named Ruth", "The user's mum is named Ruth"),
+        ("On 2025-04-02, Grandma moved in with us", "On 2025-04-02, the user's grandma moved in with us"),
+        # Someone else's parent, several people, or not a parent at all.
+        ("Mum and Dad live in Leeds", "Mum and Dad live in Leeds"),
+        ("Dana's mum lives in Leeds", "Dana's mum lives in Leeds"),
+        ("Dadaism is the user's favourite movement", "Dadaism is the user's favourite movement"),
+    ],
+)
+def test_a_parent_called_by_the_word_for_them_is_the_users(memory: str, said: str) -> None:
+    assert with_kin_owner(memory) == said

@@ -7,7 +7,8 @@ on (0.08-0.31 on the outside sets). Like `names`, the fact is read off the user'
 whole clause and nothing else, and kept at the names' confidence (`names.profile_candidate`); the assistant's words are never read.
 A bare trade or state ("Master electrician", "Vegan") is the user's only where its place in the turn says so: opening
 a turn the user goes on about in the first person, or an item of a list headed as theirs ("About me:"). An allergy
-of the user's or of someone of theirs (`states_an_allergy`) is likewise kept at that confidence, whoever's it is.
+of the user's or of someone of theirs (`states_an_allergy`), and a condition or the home of someone of theirs
+(`states_their_condition_or_home`), are likewise kept at that confidence.
 """
 
 import functools
@@ -180,9 +181,28 @@ _ALLERGY_MEMORY = re.compile(
 )
 
 
+# "The user's mom has dementia", "The user's mother has knee problem", "The user's dad lives in Tucson": a condition
+# or the home of someone of the user's, scored 0.51-0.55 on the outside sets (all labelled), like their allergy.
+_CONDITION_WORDS = (
+    r"dementia|alzheimer'?s|parkinson'?s|asthma|diabetes|arthritis|epilepsy|cancer|copd|adhd|autism|"
+    r"hyperthyroidism|hypothyroidism|celiac|coeliac|ibs|migraines?"
+)
+_THEIR_CONDITION_OR_HOME = re.compile(
+    rf"^(?:on [\d-]+, )?the user's (?:{RELATION}|{PETS})(?: (?-i:[A-Z])[\w'’-]*)? "
+    rf"(?:has (?:(?:type [12] |severe |early[- ]onset |mild )?(?:{_CONDITION_WORDS})\b|(?:an? )?\w+ "
+    r"(?:problems?|issues|condition|disease|disorder|syndrome)\b)|lives in (?-i:[A-Z]))",
+    re.IGNORECASE,
+)
+
+
 def states_an_allergy(memory: str) -> bool:
     """Whether a memory is an allergy of the user or of someone of theirs (a relation or a pet)."""
     return _ALLERGY_MEMORY.match(memory) is not None
+
+
+def states_their_condition_or_home(memory: str) -> bool:
+    """Whether a memory is a condition or the home of someone of the user's (a relation or a pet)."""
+    return _THEIR_CONDITION_OR_HOME.match(memory) is not None
 
 
 def introduced(text: str, of_the_user: bool = False) -> list[str]:

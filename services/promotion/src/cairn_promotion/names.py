@@ -95,6 +95,22 @@ def is_bare_name(memory: str) -> bool:
 
 
 _NAMED_FACT = re.compile(r"^The user's (?P<noun>[\w -]+?) is named (?P<name>.+)$")
+# "Dad lives in Tucson", "Mum is named Ruth": a parent or grandparent called by the word for them is the user's.
+_KIN_AS_NAME = re.compile(
+    r"^(?P<date>On [\d-]+, )?(?P<kin>Mom|Mum|Dad|Mother|Father|Grandma|Grandpa|Granny|Grandmother|Grandfather|Nan|Nana)"
+    r"(?P<rest>\s+(?!and\b|or\b|&)\w.*)$"
+)
+
+
+def with_kin_owner(memory: str) -> str:
+    """A memory opening on a parent or grandparent called by the word for them, said as the user's: "Dad lives in
+    Tucson" -> "The user's dad lives in Tucson". Read alone, "Dad" is nobody's."""
+    if (kin := _KIN_AS_NAME.match(memory)) is None:
+        return memory
+    owner = "the user's" if kin.group("date") else "The user's"
+    return f"{kin.group('date') or ''}{owner} {kin.group('kin').lower()}{kin.group('rest')}"
+
+
 _DATED = re.compile(r"^(?P<date>On [\d-]+, )?(?P<rest>.*)$", re.DOTALL)
 
 

@@ -57,8 +57,15 @@ from cairn_promotion.introductions import (
     listed_about_the_user,
     opens_turn_about_the_user,
     states_an_allergy,
+    states_their_condition_or_home,
 )
-from cairn_promotion.names import NAMED_CONFIDENCE, is_bare_name, named_candidates, with_relations
+from cairn_promotion.names import (
+    NAMED_CONFIDENCE,
+    is_bare_name,
+    named_candidates,
+    with_kin_owner,
+    with_relations,
+)
 from cairn_promotion.pasted import is_pasted_output
 from cairn_promotion.referents import Referents, points_back
 from cairn_promotion.rewrite import decision_at_end, is_household, plain_conditional, self_contained, undated
@@ -320,7 +327,9 @@ def as_memory(candidate: Candidate) -> Candidate | None:
     and what follows from a fact ("... so the user is careful") are cut; a formal "should like" is said as
     "would" (`rewrite.plain_conditional`); and a setting's change or a move home is said as the state it
     leaves (`updates.as_state`), kept with at least `UPDATE_CONFIDENCE`; an allergy of the user's or of someone
-    of theirs is kept at the names' confidence (`introductions.states_an_allergy`).
+    of theirs, their condition or home (`introductions`), a role or a named colleague's duty (`duties`) and a
+    decision that says what was decided (`decisions`) are kept at the names' confidence; a parent called by the
+    word for them is the user's (`names.with_kin_owner`).
 
     They run outside `_candidate` on purpose: `eval/train_durable.py` picks the decision's threshold by
     cross-validation over `_candidate`, and with these rules inside it the fewer false positives on dev let
@@ -332,7 +341,7 @@ def as_memory(candidate: Candidate) -> Candidate | None:
     if said is None:
         return None
     said = plain_conditional(decision_at_end(without_consequence(said)))
-    text = as_help_language(as_state(said))
+    text = with_kin_owner(as_help_language(as_state(said)))
     # The rules read how a memory opens, whether or not `self_contained` dated it ("On 2025-02-27, the user
     # needs help making a budget" is the same ask as "The user needs help making a budget").
     opening = undated(text)
@@ -363,7 +372,10 @@ def as_memory(candidate: Candidate) -> Candidate | None:
         confidence = candidate.confidence
     else:
         confidence = candidate.confidence if text == said else max(candidate.confidence, UPDATE_CONFIDENCE)
-    if states_an_allergy(opening) or states_a_duty(opening) or states_a_decision(opening):
+    if any(
+        reads(opening)
+        for reads in (states_an_allergy, states_their_condition_or_home, states_a_duty, states_a_decision)
+    ):
         confidence = max(confidence, NAMED_CONFIDENCE)
     if text == candidate.text and confidence == candidate.confidence:
         return candidate
