@@ -1276,3 +1276,18 @@ def test_a_name_two_relations_share_is_left_as_said() -> None:
 )
 def test_a_parent_called_by_the_word_for_them_is_the_users(memory: str, said: str) -> None:
     assert with_kin_owner(memory) == said
+
+
+def test_a_memory_of_a_word_or_two_another_memory_holds_is_dropped() -> None:
+    # instyle dev: whichever is more confident, as long as the one that holds it survives the gate.
+    fridays = Candidate(text="The user does Fridays", confidence=0.91, tags=["fact"])
+    rule = Candidate(text="Nothing before 13:00 on Fridays", confidence=0.86, tags=["fact"])
+    assert dedupe([fridays, rule]) == [rule]
+    # Writer P: held only by a memory under the gate, the short one is all the session keeps of it.
+    coeliac = Candidate(text="The user is coeliac", confidence=0.8, tags=["profile"])
+    under = Candidate(text="Coeliac, strictly gluten-free", confidence=0.46, tags=["fact"])
+    assert dedupe([coeliac, under]) == [coeliac, under]
+    # A name is a fact of its own.
+    name = Candidate(text="The user's cat is named Tofu", confidence=0.8, tags=["profile"])
+    tofu = Candidate(text="The user's cat Tofu is 3 and eats anything", confidence=0.98, tags=["fact"])
+    assert dedupe([name, tofu]) == [tofu, name]

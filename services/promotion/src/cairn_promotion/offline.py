@@ -431,10 +431,25 @@ def dedupe(candidates: list[Candidate]) -> list[Candidate]:
         other_tokens, other = kept[duplicate]
         merged_tags = list(dict.fromkeys([*other.tags, *candidate.tags]))
         kept[duplicate] = (other_tokens, other.model_copy(update={"tags": merged_tags}))
-    return [c for _, c in kept]
+    # A memory of one or two words that a memory which survives the gate holds says nothing of its own ("The user
+    # does Fridays" beside "Nothing before 13:00 on Fridays"); a name still is a fact of its own.
+    return [
+        c
+        for tokens, c in kept
+        if not (
+            len(tokens) < _SUBSET_MIN_WORDS
+            and _NAMED.match(c.text) is None
+            and any(
+                tokens < other and holder.confidence >= min(c.confidence, DEFAULT_CONFIDENCE_THRESHOLD)
+                for other, holder in kept
+            )
+        )
+    ]
 
 
 _NAMED = re.compile(r"^The user's [\w' -]+ is named [A-Z]")
+# Content words a memory needs before another memory holding them all makes it the same fact.
+_SUBSET_MIN_WORDS = 3
 
 
 # Two memories of one session that hold the same numbers and share this much of their words say one fact two
@@ -450,7 +465,7 @@ def _same_fact(a: frozenset[str], b: frozenset[str], subset: bool = True) -> boo
     numbers = _numbers(a)
     return (
         similarity >= DEDUPE_JACCARD
-        or (subset and len(small) >= 3 and small <= large)
+        or (subset and len(small) >= _SUBSET_MIN_WORDS and small <= large)
         or (bool(numbers) and numbers == _numbers(b) and similarity >= _SAME_NUMBERS_JACCARD)
     )
 
