@@ -588,6 +588,17 @@ def test_a_value_corrected_in_the_same_breath_is_replaced(said: str, meant: str)
             "I'm based in Lisbon no wait sorry I moved to Valencia in the fall",
             "I'm based in Valencia",
         ),
+        # ... or the value after the thing it names, whatever its form (instyle dev).
+        (
+            "and we're on Swift 5.9 for the iOS shell... no wait, we moved to Swift 6 last sprint",
+            "and we're on Swift 6 for the iOS shell",
+        ),
+        # Said in another language, after a pause too (instyle dev).
+        (
+            "experiment tracking is MLflow... nee warte, we moved to Weights & Biases in January",
+            "we moved to Weights & Biases in January",
+        ),
+        ("I use a Garmin, non attends, a Coros now", "I use a Coros"),
         # Otherwise the statement's last clause goes and the explanation stays.
         (
             "target `develop`... wait no we killed develop in jan, target `main`",
@@ -603,6 +614,7 @@ def test_a_value_corrected_in_the_same_breath_is_replaced(said: str, meant: str)
         ("I actually no longer drink coffee", "I actually no longer drink coffee"),
         ("there was no wait at the clinic, great", "there was no wait at the clinic, great"),
         ("Actually no, keep it, that's nicer", "Actually no, keep it, that's nicer"),
+        ("el médico no espera resultados hasta mayo", "el médico no espera resultados hasta mayo"),
     ],
 )
 def test_a_statement_taken_back_is_corrected_or_dropped(said: str, meant: str) -> None:

@@ -34,10 +34,13 @@ _MAX_CORRECTIONS = 3  # a sentence rarely corrects itself more than once or twic
 # A statement taken back whole: "minSdk is 23, wait no, we bumped it to 26 in the spring", "I pay $165 a
 # month. Actually no, it went up to $175 last month". "actually no" and "scratch that" only after a pause
 # (punctuation or the start), so "I actually no longer drink" is not one; "no wait" never after a verb
-# that makes it a noun ("there was no wait").
+# that makes it a noun ("there was no wait"). The same said in German, Dutch, French, Spanish, Portuguese or
+# Italian ("MLflow... nee warte, we moved to Weights & Biases") only after a pause too.
 _RETRACTION = re.compile(
     r"(?:(?:(?<=[.,;:!?…)(\-–—])|^)\s*(?:(?:oh|eh|hmm|um|uh)[,\s]+)?(?:actually,?\s+(?:no|scratch\s+that)"
-    r"|scratch\s+that)|(?<!\bis\s)(?<!\bwas\s)(?<!\bno\s)(?<!\bhad\s)(?<!\bwith\s)\b(?:wait,?\s+no|no,?\s+wait))"
+    r"|scratch\s+that|(?:nee|nein|non|não|nao|no),?\s+(?:warte|wacht|attends|espera|pera|aspetta)"
+    r"|(?:warte|wacht|attends|espera|aspetta),?\s+(?:nee|nein|non|não|nao|no))"
+    r"|(?<!\bis\s)(?<!\bwas\s)(?<!\bno\s)(?<!\bhad\s)(?<!\bwith\s)\b(?:wait,?\s+no|no,?\s+wait))"
     r"\b(?:[,.!:;]|\s+sorry\b,?)?\s*",
     re.IGNORECASE,
 )
@@ -123,8 +126,19 @@ def _pause_after_value(ahead: str) -> re.Match[str] | None:
 
 def _with_new_value(words: list[str], explanation: list[str]) -> list[str] | None:
     bare = [_unquoted(w) for w in words]
-    new = next((_unquoted(w) for w in explanation if _value_form(w)), None)
-    if new is not None:
+    at = next((i for i, w in enumerate(explanation) if _value_form(w)), None)
+    new = _unquoted(explanation[at]) if at is not None else None
+    if new is not None and at is not None:
+        # The value after the thing it names replaces that thing's value, whatever its form: "we're on Swift
+        # 5.9 ... no wait, we moved to Swift 6" (as `_values_updated` reads an update).
+        thing = _unquoted(explanation[at - 1]) if at > 0 else ""
+        named = [
+            i
+            for i in range(1, len(bare))
+            if _is_name(thing) and bare[i - 1] == thing and _shape(bare[i]) == "digit"
+        ]
+        if len(named) == 1 and bare[named[0]].lower() != new.lower():
+            return _replaced(words, named[0], new)
         same = [i for i, w in enumerate(bare) if _value_form(w) == _value_form(new)]
         if len(same) == 1 and bare[same[0]].lower() != new.lower():
             return _replaced(words, same[0], new)
