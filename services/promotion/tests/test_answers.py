@@ -85,3 +85,41 @@ def test_a_yes_said_to_last_makes_the_offer_a_standing_wish(
 ) -> None:
     first_clause = turn.split(".")[0].removeprefix("yes ").removeprefix("yeah, ")
     assert answered(question, first_clause, turn) == facts
+
+
+@pytest.mark.parametrize(
+    ("question", "turn", "facts"),
+    [
+        # Writers C and Q, and instyle dev.
+        (
+            "Who is your provider, and have you restarted the router?",
+            "Vodafone. yes, twice",
+            ["The user's provider is Vodafone"],
+        ),
+        ("What router do you have?", "FRITZ!Box 7590.", ["The user's router is FRITZ!Box 7590"]),
+        (
+            "Which database do you use, and what is the backend stack?",
+            "postgres 16",
+            ["The user's database is postgres 16"],
+        ),
+        ("How often do you file VAT?", "quarterly", ["The user files VAT quarterly"]),
+        ("How often do you run?", "3x a week", ["The user runs 3x a week"]),
+        ("How often do you water it?", "every 2 days", []),  # "it" is in the question alone
+        # Two questions, two answers in one sentence, in order.
+        (
+            "Who's your ISP and what modem do you have?",
+            "comcast, arris sb8200. it keeps dropping",
+            [
+                "The user's ISP is comcast",
+                "The user's modem is arris sb8200",
+            ],
+        ),
+        # A credential, a second answer that is a statement, or a question of another shape.
+        ("What password do you use?", "hunter2", []),
+        ("Who's your ISP and what modem do you have?", "comcast, it is an old one", []),
+        ("Which model is it?", "Brother HL-L2350DW", []),
+    ],
+)
+def test_more_question_shapes_name_the_users_attribute(question: str, turn: str, facts: list[str]) -> None:
+    first_clause = turn.split(".")[0].split(",")[0]
+    assert answered(question, first_clause, turn) == facts

@@ -16,7 +16,20 @@ from cairn_promotion.safety import holds_secret, is_instruction_like
 
 # The question is the last one the assistant's turn asks.
 _QUESTION = re.compile(r"[^.!?\n]*\?")
-_WHAT_IS_YOUR = re.compile(r"^\s*what(?:'s| is) your (?P<attr>[\w&' -]{2,30}?)\s*\?$", re.IGNORECASE)
+_WHAT_IS_YOUR = re.compile(r"^\s*(?:what|who)(?:'s| is) your (?P<attr>[\w&' -]{2,30}?)\s*\?$", re.IGNORECASE)
+# "What router do you have?", "Which database do you use?": the thing the user has is the attribute asked.
+_WHAT_DO_YOU_HAVE = re.compile(
+    r"^\s*(?:what|which) (?P<attr>[\w&' -]{2,30}?) (?:do you (?:have|use|run)|are you (?:using|running|on))\s*\?$",
+    re.IGNORECASE,
+)
+# "How often do you file VAT?" -> "quarterly": how often the user does it.
+_HOW_OFTEN = re.compile(
+    r"^\s*how often do you (?P<verb>[a-z]+)(?P<rest>(?: (?!(?:it|them|that|this|those|these)\b)[\w&' -]{1,30}?)?)"
+    r"\s*\?$",
+    re.IGNORECASE,
+)
+# "Who's your ISP and what modem do you have?" -> "comcast, arris sb8200": one answer per question asked.
+_AND = re.compile(r",?\s+and\s+")
 _ON_MEDS = re.compile(
     r"\b(?:are you on|do you take) (?:any )?(?:other )?(?:meds|medications?|medicines?)\b", re.I
 )
@@ -63,6 +76,8 @@ def answered(question_turn: str, answer: str, turn: str | None = None) -> list[s
         if wanted is None or _SENSITIVE.search(wanted.group("what")):
             return []
         return [f"The user always wants {wanted.group('what').strip()}"]
+    if questions and first and (both := _two_answers(questions[-1].strip(), first.group().strip())):
+        return both
     value = answer.strip().rstrip(".!")
     if not said.startswith(value) or not _SENTENCE_ENDS.match(said, len(value)):
         return []
@@ -73,13 +88,57 @@ def answered(question_turn: str, answer: str, turn: str | None = None) -> list[s
         return []
     if "?" in value or _STATEMENT.search(value):
         return []  # a question back, or a statement the decision reads itself ("MSRV is 1.74")
-    if (match := _WHAT_IS_YOUR.match(question)) is not None and not _SENSITIVE.search(match.group("attr")):
-        return [f"The user's {match.group('attr').strip()} is {value}"]
+    # "Who is your provider, and have you restarted the router?" -> "Vodafone": the first question answered.
+    first_asked = _AND.split(question.rstrip("?").strip())[0] + "?"
+    if (fact := _attribute(question, value) or _attribute(first_asked, value)) is not None:
+        return [fact]
+    if (match := _HOW_OFTEN.match(question)) is not None and not _SENSITIVE.search(question):
+        return [f"The user {_third_person(match.group('verb'))}{match.group('rest')} {value}"]
     if _ON_MEDS.search(question):
         return [f"The user takes {value}"]
     if (match := _DO_YOU_USE.match(question)) is not None and not _SENSITIVE.search(match.group("what")):
         return [f"The user uses {value}"]
     return []
+
+
+def _attribute(question: str, value: str) -> str | None:
+    """The attribute a question asks the user's value of, said with the value ("The user's router is ...")."""
+    for shape in (_WHAT_IS_YOUR, _WHAT_DO_YOU_HAVE):
+        if (match := shape.match(question)) is not None and not _SENSITIVE.search(match.group("attr")):
+            return f"The user's {match.group('attr').strip()} is {value}"
+    return None
+
+
+def _two_answers(question: str, sentence: str) -> list[str]:
+    """Two attributes asked in one question and answered in one sentence, in order; none for anything else."""
+    asked = _AND.split(question.rstrip("?").strip())
+    values = [v.strip() for v in sentence.rstrip(".!").split(",")]
+    if len(asked) != 2 or len(values) != 2:
+        return []
+    facts = []
+    for part, value in zip(asked, values, strict=True):
+        if not value or len(value.split()) > _MAX_ANSWER_WORDS or _NO_VALUE.match(value):
+            return []
+        if "?" in value or _STATEMENT.search(value):
+            return []
+        fact = _attribute(part.rstrip() + "?", value)
+        if fact is None:
+            return []
+        facts.append(fact)
+    return facts
+
+
+def _third_person(verb: str) -> str:
+    verb = verb.lower()
+    if verb == "have":
+        return "has"
+    if verb == "do":
+        return "does"
+    if verb.endswith(("s", "sh", "ch", "x", "o")):
+        return f"{verb}es"
+    if verb.endswith("y") and verb[-2:-1] not in "aeiou":
+        return f"{verb[:-1]}ies"
+    return f"{verb}s"
 
 
 def answered_candidates(question_turn: str, answer: str, turn: str) -> list[Candidate]:
