@@ -679,10 +679,23 @@ def _user_clauses(*said: str) -> list[str]:
             ],
             ["I'm learning Portuguese, doing Duolingo 15 mins every morning"],
         ),
+        # ... said of the thing itself, which the fact names: the update goes too (writer V).
+        (
+            [
+                "budget around £6k total excluding flights",
+                "actually budget is more like £7k now, Marco got a bonus",
+            ],
+            ["budget around £7k total excluding flights"],
+        ),
         # The update names its thing: both stay, the fact with the new value.
         (
             ["the standup is at 9:30", "we moved the standup to 10:00 starting monday"],
             ["the standup is at 10:00", "we moved the standup to 10:00 starting monday"],
+        ),
+        # ... after an article (writer O).
+        (
+            ["I use a FreeStyle Libre 2.", "Oh no, I switched to the Libre 3 in January."],
+            ["I use a FreeStyle Libre 3.", "no"],
         ),
         # A named thing's value, whatever its form: "Swift 6" updates "Swift 5.9" (in-style writer AG); an update
         # that says only the thing, the value and when then says nothing more, and goes.

@@ -245,9 +245,11 @@ _UPDATE_VERB = (
 # "actually it's more like 15 mins of Duolingo" after "doing Duolingo 20 mins every morning": the same, said as
 # a closer figure (writers X and AA).
 _CLOSER = r"(?:more\s+like|closer\s+to)\s+"
+# "switched to the Libre 3" names its thing after an article; "budget is more like £7k now" says what is closer.
 _UPDATE = re.compile(
-    rf"\b{_UPDATE_VERB}\b(?:\s+\S+){{0,4}}?\s+to\s+(?:(?P<thing>[A-Z][\w.+#-]*)\s+)?(\S*\d\S*)"
-    rf"|\bit(?:'s|’s|\s+is)\s+(?:(\S*\d\S*)\s+now\b|{_CLOSER}(\S*\d\S*))",
+    rf"\b{_UPDATE_VERB}\b(?:\s+\S+){{0,4}}?\s+to\s+(?:the\s+)?(?:(?P<thing>[A-Z][\w.+#-]*)\s+)?(?P<to>\S*\d\S*)"
+    rf"|\bit(?:'s|’s|\s+is)\s+(?:(?P<now>\S*\d\S*)\s+now\b|{_CLOSER}(?P<closer>\S*\d\S*))"
+    rf"|\b(?!it\b)(?P<subject>[a-z]+)\s+is\s+{_CLOSER}(?P<named_closer>\S*\d\S*)",
     re.IGNORECASE,
 )
 # Only the value is news when the update's thing is a pronoun: "raised it to", "it went up to", "it's X now".
@@ -259,7 +261,7 @@ _ABOUT_A_PRONOUN = re.compile(
 # An update that says only the thing, the new value and when: "we moved to Swift 6 last sprint" after "we're
 # on Swift 5.9 for the iOS shell". Once the fact holds the new value, the update says nothing more.
 _BARE_UPDATE = re.compile(
-    rf"(?:^|,\s*)(?:i|we)\s+(?:just\s+|recently\s+|finally\s+)?{_UPDATE_VERB}\s+(?:\w+\s+)?to\s+"
+    rf"(?:^|,\s*)(?:i|we)\s+(?:just\s+|recently\s+|finally\s+)?{_UPDATE_VERB}\s+(?:\w+\s+)?to\s+(?:the\s+)?"
     r"[A-Z][\w.+#-]*\s+\S*\d\S*(?:\s+(?:last|this)\s+\w+|\s+in\s+\w+|\s+\w+\s+ago)?\W*$",
     re.IGNORECASE,
 )
@@ -307,7 +309,7 @@ def carry_updates(clauses: list[tuple[Clause, T]]) -> list[tuple[Clause, T]]:
         match = _UPDATE.search(clause.text)
         if match is None:
             continue
-        new = _unquoted(match.group(2) or match.group(3) or match.group(4))
+        new = _unquoted(match["to"] or match["now"] or match["closer"] or match["named_closer"])
         form = _value_form(new)
         thing = match.group("thing")
         for earlier, previous, day in _earlier_user_clauses(found, index, dropped):
@@ -318,7 +320,14 @@ def carry_updates(clauses: list[tuple[Clause, T]]) -> list[tuple[Clause, T]]:
                 continue
             if len(values) == 1 and values[0].lower() != new.lower():
                 found[earlier] = (_with_value(previous, values[0], new), day)
-                if _ABOUT_A_PRONOUN.search(clause.text) or _BARE_UPDATE.search(clause.text):
+                # Once the fact holds the new value, an update about a pronoun, or about the thing the fact
+                # names ("budget is more like £7k now" after "budget around £6k"), says nothing more.
+                subject = match["subject"]
+                if (
+                    _ABOUT_A_PRONOUN.search(clause.text)
+                    or _BARE_UPDATE.search(clause.text)
+                    or (subject and re.search(rf"\b{re.escape(subject)}\b", previous.text, re.IGNORECASE))
+                ):
                     dropped.add(index)
             break
     return [c for i, c in enumerate(found) if i not in dropped]
