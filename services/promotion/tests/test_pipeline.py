@@ -692,6 +692,12 @@ def _user_clauses(*said: str) -> list[str]:
             ["the standup is at 9:30", "we moved the standup to 10:00 starting monday"],
             ["the standup is at 10:00", "we moved the standup to 10:00 starting monday"],
         ),
+        # A value that says what it counts updates only a value counting the same (writer AA): "age: 41" is
+        # the nearest value of the form, yet no count of coffees.
+        (
+            ["caffeine: 4 coffees a day", "age: 41", "actually it's more like 3 coffees"],
+            ["caffeine: 3 coffees a day", "age: 41"],
+        ),
         # ... after an article (writer O).
         (
             ["I use a FreeStyle Libre 2.", "Oh no, I switched to the Libre 3 in January."],
@@ -1316,3 +1322,18 @@ def test_a_memory_of_a_word_or_two_another_memory_holds_is_dropped() -> None:
     name = Candidate(text="The user's cat is named Tofu", confidence=0.8, tags=["profile"])
     tofu = Candidate(text="The user's cat Tofu is 3 and eats anything", confidence=0.98, tags=["fact"])
     assert dedupe([name, tofu]) == [tofu, name]
+
+
+def test_a_block_line_a_later_update_rewrote_says_the_new_value() -> None:
+    turns = [
+        Turn(
+            role="user",
+            content="About me:\n- work: software tester\n- caffeine: 4 coffees a day\n- age: 41\n\nWhat can I do?",
+        ),
+        Turn(role="assistant", content="A few things."),
+        Turn(role="user", content="Actually it's more like 3 coffees, I cut one last month."),
+    ]
+    texts = {c.text for c in OfflineCompiler().extract(turns)}
+    assert "The user's caffeine is 3 coffees a day" in texts
+    assert "The user's caffeine is 4 coffees a day" not in texts
+    assert "The user's age is 41" in texts

@@ -71,6 +71,16 @@ def block_candidates(turn: str, kept: Callable[[Candidate], Candidate | None]) -
     return found
 
 
+def line_fact(line: str, kept: Callable[[Candidate], Candidate | None]) -> Candidate | None:
+    """The fact of one line of a block, as `block_candidates` reads it: for a line a later update rewrote
+    ("caffeine: 4 coffees a day" / "actually it's more like 3 coffees"), whose block fact holds the old value."""
+    match = _LINE.match(line.strip())
+    if match is None:
+        return None
+    fact = _as_fact(match["key"], match["value"].rstrip(" .;,"))
+    return kept(profile_candidate(fact)) if fact is not None else None
+
+
 def line_key(text: str) -> str:
     """A line or a clause without its bullet, edge spaces, closing punctuation and case, to compare them by."""
     return " ".join(text.strip().lstrip("-*•").strip().rstrip(" .;,").lower().split())

@@ -309,13 +309,15 @@ def carry_updates(clauses: list[tuple[Clause, T]]) -> list[tuple[Clause, T]]:
         match = _UPDATE.search(clause.text)
         if match is None:
             continue
-        new = _unquoted(match["to"] or match["now"] or match["closer"] or match["named_closer"])
+        value = next(g for g in ("to", "now", "closer", "named_closer") if match[g])
+        new = _unquoted(match[value])
         form = _value_form(new)
         thing = match.group("thing")
+        counted = _counted_after(clause.text, match.end(value))
         for earlier, previous, day in _earlier_user_clauses(found, index, dropped):
             if _UPDATE.search(previous.text):
                 continue
-            values = _values_updated(previous.said or previous.text, thing, form)
+            values = _values_updated(previous.said or previous.text, thing, form, counted)
             if not values:
                 continue
             if len(values) == 1 and values[0].lower() != new.lower():
@@ -366,9 +368,11 @@ def _earlier_user_clauses(
             yield earlier, previous, extra
 
 
-def _values_updated(text: str, thing: str | None, form: str) -> list[str]:
+def _values_updated(text: str, thing: str | None, form: str, counted: str | None = None) -> list[str]:
     """The values of `text` an update may replace: the value after the update's named thing ("moved to Swift 6"
-    updates "on Swift 5.9", whatever its form), else every value of the new value's form."""
+    updates "on Swift 5.9", whatever its form), else every value of the new value's form that counts the same
+    thing when the update says what it counts ("it's more like 3 coffees" updates "4 coffees a day", never "age:
+    41")."""
     words = [_unquoted(w) for w in text.split()]
     if thing:
         named = [
@@ -376,7 +380,31 @@ def _values_updated(text: str, thing: str | None, form: str) -> list[str]:
         ]
         if named:
             return named
-    return [w for w in words if _value_form(w) == form]
+    return [
+        w
+        for w, after in zip(words, [*words[1:], ""], strict=True)
+        if _value_form(w) == form and (counted is None or _same_count(after, counted))
+    ]
+
+
+# Words after a value that say when or how, not what it counts: "it's £520 now", "to 1.23 last week".
+_NOT_COUNTED = frozenset(
+    "now last next this starting since ago instead total already anyway though then today tomorrow".split()
+)
+
+
+def _counted_after(text: str, end: int) -> str | None:
+    """The word an update's value counts ("3 coffees" -> "coffees"), or None."""
+    unit = _COUNTED.match(text, end)
+    if unit is None:
+        return None
+    word = unit.group(1).lower()
+    return None if word in STOP_WORDS or word in _NOT_COUNTED else word
+
+
+def _same_count(word: str, counted: str) -> bool:
+    a, b = word.lower().strip(",.;:!?"), counted.lower()
+    return a.rstrip("s") == b.rstrip("s")
 
 
 def _opening_correction(raw: str) -> tuple[str, str | None] | None:

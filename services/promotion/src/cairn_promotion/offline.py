@@ -45,7 +45,7 @@ from cairn_promotion.compiler import (
     READABLE_ROLES,
     recent_window,
 )
-from cairn_promotion.context_block import block_candidates, line_key
+from cairn_promotion.context_block import block_candidates, line_fact, line_key
 from cairn_promotion.corrections import apply_corrections, carry_updates
 from cairn_promotion.decisions import states_a_decision
 from cairn_promotion.duties import states_a_duty
@@ -195,6 +195,10 @@ class OfflineCompiler:
         before: Clause | None = None
         for clause, (day, verdict) in read:
             if (block_fact := blocks.pop(line_key(clause.raw), None)) is not None:
+                if clause.said and line_key(clause.said) != line_key(
+                    clause.text
+                ):  # a later update rewrote it
+                    block_fact = line_fact(clause.said, as_memory) or block_fact
                 candidates.append(block_fact)  # in reading order, so a later value takes the slot
                 before = clause
                 continue
