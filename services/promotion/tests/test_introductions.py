@@ -8,6 +8,7 @@ from cairn_promotion.introductions import (
     introduced,
     introduced_candidates,
     listed_about_the_user,
+    states_a_health_fact,
     states_an_allergy,
     states_their_condition_or_home,
 )
@@ -159,3 +160,29 @@ def test_an_introduction_holding_a_credential_or_an_instruction_is_not_read() ->
 )
 def test_a_condition_or_the_home_of_someone_of_theirs(memory: str, theirs: bool) -> None:
     assert states_their_condition_or_home(memory) is theirs
+
+
+@pytest.mark.parametrize(
+    ("memory", "health"),
+    [
+        # Writers E, N, O, P and Z.
+        ("Tom is vegetarian", True),
+        ("The user is actually pescatarian now", True),
+        ("The user is hard of hearing so transcripts really matter to the user", True),
+        ("The user had the user's left hip replaced in January", True),
+        ("The user had ACL reconstruction on the user's left knee", True),
+        ("The user's partner Devi is vegetarian", True),
+        # A long memory holding more than the fact, or no diet, condition or operation.
+        (
+            "On 2025-04-03, the user is type 1 diabetic the user uses a Dexcom G7 and an Omnipod 5, and last night "
+            "the user went low like 54 at 3am which was fun",
+            False,
+        ),
+        ("The user is actually pretty tired now", False),
+        ("The user had a rough week", False),
+        ("The restaurant is vegetarian friendly", False),
+        ("This is vegan", False),
+    ],
+)
+def test_a_diet_condition_or_operation_in_a_short_memory(memory: str, health: bool) -> None:
+    assert states_a_health_fact(memory) is health

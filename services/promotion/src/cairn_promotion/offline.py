@@ -56,6 +56,7 @@ from cairn_promotion.introductions import (
     is_bare_profile,
     listed_about_the_user,
     opens_turn_about_the_user,
+    states_a_health_fact,
     states_an_allergy,
     states_their_condition_or_home,
 )
@@ -378,7 +379,13 @@ def as_memory(candidate: Candidate) -> Candidate | None:
         confidence = candidate.confidence if text == said else max(candidate.confidence, UPDATE_CONFIDENCE)
     if any(
         reads(opening)
-        for reads in (states_an_allergy, states_their_condition_or_home, states_a_duty, states_a_decision)
+        for reads in (
+            states_an_allergy,
+            states_their_condition_or_home,
+            states_a_health_fact,
+            states_a_duty,
+            states_a_decision,
+        )
     ):
         confidence = max(confidence, NAMED_CONFIDENCE)
     if text == candidate.text and confidence == candidate.confidence:
