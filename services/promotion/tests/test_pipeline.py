@@ -17,7 +17,7 @@ from cairn_promotion.learned import (
 )
 from cairn_promotion.names import named_relations, with_kin_owner, with_relations
 from cairn_promotion.offline import OfflineCompiler, _candidate, dedupe, latest_per_slot, session_clauses
-from cairn_promotion.rewrite import is_household, self_contained
+from cairn_promotion.rewrite import is_household, self_contained, with_bare_subject
 from cairn_promotion.rules import is_reaction, is_reported_opinion, penalty_hits
 from cairn_promotion.safety import holds_secret, turn_is_tainted
 from cairn_promotion.slots import slot_of
@@ -1337,3 +1337,26 @@ def test_a_block_line_a_later_update_rewrote_says_the_new_value() -> None:
     assert "The user's caffeine is 3 coffees a day" in texts
     assert "The user's caffeine is 4 coffees a day" not in texts
     assert "The user's age is 41" in texts
+
+
+@pytest.mark.parametrize(
+    ("fact", "said"),
+    [
+        # Writers P and AA, and instyle dev: the user left out "I".
+        ("Had acl surgery in 2023", "The user had acl surgery in 2023"),
+        (
+            "On 2025-05-19, Got an allotment last year, plot 17B at Hollybrook",
+            "On 2025-05-19, the user got an allotment last year, plot 17B at Hollybrook",
+        ),
+        (
+            "Switched banks, salary now lands in Starling",
+            "The user switched banks, salary now lands in Starling",
+        ),
+        # An instruction, what "it" did, or a verb whose missing subject is as often the thing talked about.
+        ("Run the tests before publish", "Run the tests before publish"),
+        ("Had it coming", "Had it coming"),
+        ("Started right after the 14:02 deploy", "Started right after the 14:02 deploy"),
+    ],
+)
+def test_a_fact_opening_on_a_past_verb_is_the_users(fact: str, said: str) -> None:
+    assert with_bare_subject(fact) == said

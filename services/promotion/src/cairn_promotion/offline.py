@@ -69,7 +69,14 @@ from cairn_promotion.names import (
 )
 from cairn_promotion.pasted import is_pasted_output
 from cairn_promotion.referents import Referents, points_back
-from cairn_promotion.rewrite import decision_at_end, is_household, plain_conditional, self_contained, undated
+from cairn_promotion.rewrite import (
+    decision_at_end,
+    is_household,
+    plain_conditional,
+    self_contained,
+    undated,
+    with_bare_subject,
+)
 from cairn_promotion.rules import is_question, is_reaction, is_reported_opinion, rule_score
 from cairn_promotion.safety import holds_secret, is_instruction_like, turn_is_tainted
 from cairn_promotion.slots import slot_of
@@ -345,7 +352,7 @@ def as_memory(candidate: Candidate) -> Candidate | None:
     )
     if said is None:
         return None
-    said = plain_conditional(decision_at_end(without_consequence(said)))
+    said = with_bare_subject(plain_conditional(decision_at_end(without_consequence(said))))
     text = with_kin_owner(as_help_language(as_state(said)))
     # The rules read how a memory opens, whether or not `self_contained` dated it ("On 2025-02-27, the user
     # needs help making a budget" is the same ask as "The user needs help making a budget").

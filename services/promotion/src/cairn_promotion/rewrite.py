@@ -357,6 +357,25 @@ def decision_at_end(fact: str) -> str:
     return f"{dated.group()}{decided}" if dated else decided[0].upper() + decided[1:]
 
 
+# "Had acl surgery in 2023", "On 2025-05-19, Got an allotment last year": the user left out "I" before a verb in
+# the past, which no rule gave a subject. Only the past ("Run the tests before publish" is an instruction), and
+# only verbs whose missing subject is the speaker ("Started right after the deploy" is the incident's start).
+_BARE_PAST = re.compile(
+    r"^(?P<date>On [\d-]+, )?(?P<verb>(?-i:Had|Got|Moved|Switched|Bought|Joined|Quit|Adopted|Sold|Retired|"
+    r"Graduated))(?P<rest> (?!it\b|that\b|this\b)\w.*)$",
+    re.IGNORECASE,
+)
+
+
+def with_bare_subject(fact: str) -> str:
+    """A fact that opens on a verb in the past with no subject, said of the user: "Had acl surgery in 2023" ->
+    "The user had acl surgery in 2023"."""
+    if (bare := _BARE_PAST.match(fact)) is None:
+        return fact
+    subject = "the user" if bare.group("date") else "The user"
+    return f"{bare.group('date') or ''}{subject} {bare.group('verb').lower()}{bare.group('rest')}"
+
+
 def plain_conditional(fact: str) -> str:
     """A fact with a formal "the user should like/prefer" said as "would", "wants the assistant to no tables"
     as "wants no tables", and an age someone "has" as what they are."""
