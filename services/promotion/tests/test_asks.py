@@ -13,7 +13,9 @@ from cairn_promotion.asks import (
     is_fragment,
     is_task_request,
     is_unfinished,
+    is_unmarked_question,
     without_lone_reason,
+    without_question_tail,
     without_trailing_join,
     without_unfinished_tail,
 )
@@ -497,3 +499,35 @@ def test_a_fragment_is_too_short_or_opens_mid_sentence(memory: str, fragment: bo
 )
 def test_a_lone_reason_is_the_fact_it_gives(memory: str, said: str) -> None:
     assert without_lone_reason(memory) == said
+
+
+@pytest.mark.parametrize(
+    ("memory", "stated"),
+    [
+        # Writers D and M: dictated speech asks without a question mark.
+        (
+            "The user's team has got three AWS accounts dev staging and prod, what's the sane way to do remote state",
+            "The user's team has got three AWS accounts dev staging and prod",
+        ),
+        ("The user only has baking soda, can the user just swap it", "The user only has baking soda"),
+        # What is left would not stand alone, or no question follows.
+        ("The user asks, what should the user do", "The user asks, what should the user do"),
+        ("The user knows what's what, mostly", "The user knows what's what, mostly"),
+    ],
+)
+def test_a_question_asked_without_its_mark_is_cut(memory: str, stated: str) -> None:
+    assert without_question_tail(memory) == stated
+
+
+@pytest.mark.parametrize(
+    ("memory", "question"),
+    [
+        ("Any tips for sleeping during the day", True),
+        ("Quick question what's the like difference between a roth IRA and a traditional one", True),
+        ("On 2025-03-01, how do I rotate the keys", True),
+        ("Anything with garlic is off the table for the user", False),
+        ("The user wonders less these days", False),
+    ],
+)
+def test_a_question_without_its_mark_is_no_memory(memory: str, question: bool) -> None:
+    assert is_unmarked_question(memory) is question

@@ -425,3 +425,33 @@ def without_unfinished_tail(memory: str) -> str:
     if not _ends_on_bare_copula(memory):
         return memory
     return head_before(memory, len(memory)) or memory
+
+
+# Dictated speech asks without a question mark: "The user's team has three AWS accounts, what's the sane way to do
+# remote state" keeps the fact and drops the question; "Any tips for sleeping during the day", "Quick question
+# what's the difference between a Roth IRA and a traditional one" are only questions (writers D and M).
+_ASKED_WITHOUT_MARK = (
+    r"what(?:'s| is| are| would| should| do| does| can)|how (?:do|does|can|should|would|much|many)|"
+    r"should the user|can the user|could the assistant|would the assistant|is there (?:a|any) way"
+)
+_QUESTION_TAIL = re.compile(rf",\s+(?:{_ASKED_WITHOUT_MARK})\b[^,;]*$", re.IGNORECASE)
+_ONLY_A_QUESTION = re.compile(
+    rf"^(?:On [\d-]+, )?(?:(?:quick|one|another|random|dumb|silly) (?:question|q)\W*)?"
+    rf"(?:{_ASKED_WITHOUT_MARK}|any (?:tips|ideas|advice|suggestions|recommendations))\b",
+    re.IGNORECASE,
+)
+
+
+def without_question_tail(memory: str) -> str:
+    """A memory with a question asked after it without a question mark cut off, when the statement before it
+    stands alone; unchanged otherwise."""
+    found = _QUESTION_TAIL.search(memory)
+    if found is None:
+        return memory
+    head = memory[: found.start()].rstrip(" ,")
+    return head if len(head.split()) >= _MIN_KEPT_WORDS and not is_unfinished(head) else memory
+
+
+def is_unmarked_question(memory: str) -> bool:
+    """Whether a memory is only a question asked without a question mark."""
+    return _ONLY_A_QUESTION.match(memory) is not None

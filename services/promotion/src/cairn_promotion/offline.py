@@ -30,8 +30,10 @@ from cairn_promotion.asks import (
     is_leave_to_keep,
     is_task_request,
     is_unfinished,
+    is_unmarked_question,
     is_verbless_instruction,
     without_aside,
+    without_question_tail,
     without_consequence,
     without_lone_reason,
     without_trailing_join,
@@ -348,7 +350,9 @@ def as_memory(candidate: Candidate) -> Candidate | None:
     the threshold fall (0.375 -> 0.325), which lost precision on every outside set (eval/README.md).
     """
     said = without_undecided(
-        without_unfinished_tail(without_trailing_join(without_aside(without_lone_reason(candidate.text))))
+        without_unfinished_tail(
+            without_trailing_join(without_aside(without_question_tail(without_lone_reason(candidate.text))))
+        )
     )
     if said is None:
         return None
@@ -361,6 +365,7 @@ def as_memory(candidate: Candidate) -> Candidate | None:
         rule(opening)
         for rule in (
             is_task_request,
+            is_unmarked_question,
             is_courtesy,
             is_about_the_assistant,
             is_unfinished,
