@@ -33,9 +33,9 @@ from cairn_promotion.asks import (
     is_unmarked_question,
     is_verbless_instruction,
     without_aside,
-    without_question_tail,
     without_consequence,
     without_lone_reason,
+    without_question_tail,
     without_trailing_join,
     without_unfinished_tail,
 )
