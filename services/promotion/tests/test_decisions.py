@@ -2,10 +2,7 @@
 
 import pytest
 
-from cairn_contracts.promotion import Candidate
 from cairn_promotion.decisions import states_a_decision
-from cairn_promotion.names import NAMED_CONFIDENCE
-from cairn_promotion.offline import as_memory
 
 
 @pytest.mark.parametrize(
@@ -28,11 +25,3 @@ from cairn_promotion.offline import as_memory
 )
 def test_a_decision_that_says_what_is_read(memory: str, decision: bool) -> None:
     assert states_a_decision(memory) is decision
-
-
-def test_the_decision_is_kept_at_the_names_confidence() -> None:
-    low = Candidate(text="The user decided to go with the galley layout", confidence=0.5, tags=["decision"])
-    kept = as_memory(low)
-    assert kept is not None
-    assert kept.text == low.text
-    assert kept.confidence == NAMED_CONFIDENCE

@@ -2,10 +2,7 @@
 
 import pytest
 
-from cairn_contracts.promotion import Candidate
 from cairn_promotion.duties import states_a_duty
-from cairn_promotion.names import NAMED_CONFIDENCE
-from cairn_promotion.offline import as_memory
 
 
 @pytest.mark.parametrize(
@@ -30,11 +27,3 @@ from cairn_promotion.offline import as_memory
 )
 def test_a_role_or_a_named_duty_is_read(memory: str, duty: bool) -> None:
     assert states_a_duty(memory) is duty
-
-
-def test_the_memory_is_kept_at_the_names_confidence() -> None:
-    low = Candidate(text="The user is the Datadog admin for the org", confidence=0.55, tags=["fact"])
-    kept = as_memory(low)
-    assert kept is not None
-    assert kept.text == low.text
-    assert kept.confidence == NAMED_CONFIDENCE

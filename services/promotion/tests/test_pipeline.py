@@ -15,8 +15,15 @@ from cairn_promotion.learned import (
     cheap_features,
     load_default_decision,
 )
-from cairn_promotion.names import named_relations, with_kin_owner, with_relations
-from cairn_promotion.offline import OfflineCompiler, _candidate, dedupe, latest_per_slot, session_clauses
+from cairn_promotion.names import NAMED_CONFIDENCE, named_relations, with_kin_owner, with_relations
+from cairn_promotion.offline import (
+    OfflineCompiler,
+    _candidate,
+    as_memory,
+    dedupe,
+    latest_per_slot,
+    session_clauses,
+)
 from cairn_promotion.rewrite import is_household, self_contained, with_bare_subject
 from cairn_promotion.rules import is_reaction, is_reported_opinion, penalty_hits
 from cairn_promotion.safety import holds_secret, turn_is_tainted
@@ -1360,3 +1367,21 @@ def test_a_block_line_a_later_update_rewrote_says_the_new_value() -> None:
 )
 def test_a_fact_opening_on_a_past_verb_is_the_users(fact: str, said: str) -> None:
     assert with_bare_subject(fact) == said
+
+
+@pytest.mark.parametrize(
+    "memory",
+    [
+        "The user's mother is allergic to sulfa drugs",  # introductions.states_an_allergy
+        "The user's mom has dementia",  # introductions.states_their_condition_or_home
+        "The user is actually pescatarian now",  # introductions.states_a_health_fact
+        "The user is the Datadog admin for the org",  # duties
+        "The user decided to go with the galley layout",  # decisions
+    ],
+)
+def test_a_memory_read_by_its_shape_is_kept_at_the_names_confidence(memory: str) -> None:
+    low = Candidate(text=memory, confidence=0.5, tags=["fact"])
+    kept = as_memory(low)
+    assert kept is not None
+    assert kept.text == memory
+    assert kept.confidence == NAMED_CONFIDENCE

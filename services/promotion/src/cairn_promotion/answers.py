@@ -12,6 +12,7 @@ import re
 
 from cairn_contracts.promotion import Candidate
 from cairn_promotion.names import profile_candidate
+from cairn_promotion.rewrite import third_person
 from cairn_promotion.safety import holds_secret, is_instruction_like
 
 # The question is the last one the assistant's turn asks.
@@ -93,7 +94,7 @@ def answered(question_turn: str, answer: str, turn: str | None = None) -> list[s
     if (fact := _attribute(question, value) or _attribute(first_asked, value)) is not None:
         return [fact]
     if (match := _HOW_OFTEN.match(question)) is not None and not _SENSITIVE.search(question):
-        return [f"The user {_third_person(match.group('verb'))}{match.group('rest')} {value}"]
+        return [f"The user {third_person(match.group('verb').lower())}{match.group('rest')} {value}"]
     if _ON_MEDS.search(question):
         return [f"The user takes {value}"]
     if (match := _DO_YOU_USE.match(question)) is not None and not _SENSITIVE.search(match.group("what")):
@@ -126,19 +127,6 @@ def _two_answers(question: str, sentence: str) -> list[str]:
             return []
         facts.append(fact)
     return facts
-
-
-def _third_person(verb: str) -> str:
-    verb = verb.lower()
-    if verb == "have":
-        return "has"
-    if verb == "do":
-        return "does"
-    if verb.endswith(("s", "sh", "ch", "x", "o")):
-        return f"{verb}es"
-    if verb.endswith("y") and verb[-2:-1] not in "aeiou":
-        return f"{verb[:-1]}ies"
-    return f"{verb}s"
 
 
 def answered_candidates(question_turn: str, answer: str, turn: str) -> list[Candidate]:

@@ -173,7 +173,7 @@ def normalise(text: str, role: str = "user", household: bool = False) -> str:
             rest = pattern.sub(replacement, rest)
         text = f"{head} {rest}".strip()
         text = _AGREEMENT.sub(_agreeing, text)
-        text = _SECOND_VERB.sub(lambda m: f"{m.group(1)}{_third_person(m.group(2).lower())}", text)
+        text = _SECOND_VERB.sub(lambda m: f"{m.group(1)}{third_person(m.group(2).lower())}", text)
         # After the agreement: "me" is an object, so "give me vim keybindings" must not become "vims".
         text = _ME.sub("the user", text)
         text = _rewrite_we(text, household)
@@ -424,7 +424,7 @@ _SECOND_VERB = re.compile(
 def _agreeing(match: re.Match[str]) -> str:
     if _INVERTED_AUXILIARY.search(match.string, 0, match.start()):
         return match.group(0)
-    return f"{match.group(1)}{_third_person(match.group(2).lower())}"
+    return f"{match.group(1)}{third_person(match.group(2).lower())}"
 
 
 _LY_VERBS = frozenset("apply reply rely supply fly ally bully multiply comply imply".split())
@@ -459,7 +459,7 @@ def _assistant_verb(match: re.Match[str]) -> str:
         return f"the assistant {_ASSISTANT_NEGATIONS.get(negation, verb)}"
     if _AUXILIARY_BEFORE.search(match.string[: match.start()]):
         return f"the assistant {verb}"
-    return f"the assistant {_third_person(verb.lower())}"
+    return f"the assistant {third_person(verb.lower())}"
 
 
 def _rewrite_we(text: str, household: bool = False) -> str:
@@ -489,7 +489,7 @@ def _rewrite_we(text: str, household: bool = False) -> str:
         verb, _, tail = tail.partition(" ")
     if not _PLAIN_WORD.fullmatch(verb):
         return " ".join([who, *adverbs, verb, tail]).strip()  # "we do, ...": no verb to conjugate
-    return " ".join([who, *adverbs, _third_person(verb.lower()), tail]).strip()
+    return " ".join([who, *adverbs, third_person(verb.lower()), tail]).strip()
 
 
 # The sentence's capital kept inside the rewrite: "The user wants the assistant to Always give ...", "The user
@@ -515,10 +515,11 @@ def _rewrite_subject(text: str) -> str:
     verb = re.match(r"(?:don't|do not|[\w'-]+)\b", rest, re.I)
     if verb is None:
         return text
-    return f"The user {adverbs}{_third_person(verb.group(0).lower())}{rest[verb.end() :]}"
+    return f"The user {adverbs}{third_person(verb.group(0).lower())}{rest[verb.end() :]}"
 
 
-def _third_person(verb: str) -> str:
+def third_person(verb: str) -> str:
+    """A verb as said of one person ("go" -> "goes", "file" -> "files"), unchanged where it has no such form."""
     if verb in _NEGATIONS:
         return _NEGATIONS[verb]
     if verb in _SPOKEN_TO:
