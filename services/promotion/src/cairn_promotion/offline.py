@@ -205,9 +205,8 @@ class OfflineCompiler:
         before: Clause | None = None
         for clause, (day, verdict) in read:
             if (block_fact := blocks.pop(line_key(clause.raw), None)) is not None:
-                if clause.said and line_key(clause.said) != line_key(
-                    clause.text
-                ):  # a later update rewrote it
+                # A line a later update rewrote ("actually it's more like 3 coffees") says the new value.
+                if clause.said and line_key(clause.said) != line_key(clause.text):
                     block_fact = line_fact(clause.said, as_memory) or block_fact
                 candidates.append(block_fact)  # in reading order, so a later value takes the slot
                 before = clause
@@ -332,6 +331,16 @@ def _candidate(
     return Candidate(text=text[:2000], confidence=confidence, tags=tags, slot=slot_of(text))
 
 
+# Memories of a shape the writers always label, which the decision scores low: kept at the names' confidence.
+_KEPT_BY_SHAPE = (
+    states_an_allergy,
+    states_their_condition_or_home,
+    states_a_health_fact,
+    states_a_duty,
+    states_a_decision,
+)
+
+
 def as_memory(candidate: Candidate) -> Candidate | None:
     """The rules after the decision's pipeline: what the user asked for once, a courtesy, a remark about the
     assistant, a phrase cut short, what they used to do, only guess or sigh about, have not decided or plan
@@ -340,10 +349,13 @@ def as_memory(candidate: Candidate) -> Candidate | None:
     lived or what someone else says (`anecdotes`) is not a fact about them; a trailing "and", a tail cut short, an undecided plan
     and what follows from a fact ("... so the user is careful") are cut; a formal "should like" is said as
     "would" (`rewrite.plain_conditional`); and a setting's change or a move home is said as the state it
-    leaves (`updates.as_state`), kept with at least `UPDATE_CONFIDENCE`; an allergy of the user's or of someone
-    of theirs, their condition or home (`introductions`), a role or a named colleague's duty (`duties`) and a
-    decision that says what was decided (`decisions`) are kept at the names' confidence; a parent called by the
-    word for them is the user's (`names.with_kin_owner`).
+    leaves (`updates.as_state`), kept with at least `UPDATE_CONFIDENCE`; an allergy, a condition, a diet, an
+    operation or the home of the user's or of someone of theirs (`introductions`), a role or a named colleague's
+    duty (`duties`) and a decision that says what was decided (`decisions`) are kept at the names' confidence
+    (`_KEPT_BY_SHAPE`); a question asked without its mark is cut or, alone, dropped (`asks`); a past verb with no
+    subject and a parent called by the word for them are the user's (`rewrite.with_bare_subject`,
+    `names.with_kin_owner`); a bare preference for a language is the language the user wants help in
+    (`help_language`).
 
     They run outside `_candidate` on purpose: `eval/train_durable.py` picks the decision's threshold by
     cross-validation over `_candidate`, and with these rules inside it the fewer false positives on dev let
@@ -389,16 +401,7 @@ def as_memory(candidate: Candidate) -> Candidate | None:
         confidence = candidate.confidence
     else:
         confidence = candidate.confidence if text == said else max(candidate.confidence, UPDATE_CONFIDENCE)
-    if any(
-        reads(opening)
-        for reads in (
-            states_an_allergy,
-            states_their_condition_or_home,
-            states_a_health_fact,
-            states_a_duty,
-            states_a_decision,
-        )
-    ):
+    if any(reads(opening) for reads in _KEPT_BY_SHAPE):
         confidence = max(confidence, NAMED_CONFIDENCE)
     if text == candidate.text and confidence == candidate.confidence:
         return candidate
