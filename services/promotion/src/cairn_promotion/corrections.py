@@ -127,16 +127,16 @@ def _pause_after_value(ahead: str) -> re.Match[str] | None:
 def _with_new_value(words: list[str], explanation: list[str]) -> list[str] | None:
     bare = [_unquoted(w) for w in words]
     at = next((i for i, w in enumerate(explanation) if _value_form(w)), None)
-    new = _unquoted(explanation[at]) if at is not None else None
-    if new is not None and at is not None:
+    if at is not None:
+        new = _unquoted(explanation[at])
         # The value after the thing it names replaces that thing's value, whatever its form: "we're on Swift
         # 5.9 ... no wait, we moved to Swift 6" (as `_values_updated` reads an update).
         thing = _unquoted(explanation[at - 1]) if at > 0 else ""
-        named = [
-            i
-            for i in range(1, len(bare))
-            if _is_name(thing) and bare[i - 1] == thing and _shape(bare[i]) == "digit"
-        ]
+        named = (
+            [i for i in range(1, len(bare)) if bare[i - 1] == thing and _shape(bare[i]) == "digit"]
+            if _is_name(thing)
+            else []
+        )
         if len(named) == 1 and bare[named[0]].lower() != new.lower():
             return _replaced(words, named[0], new)
         same = [i for i, w in enumerate(bare) if _value_form(w) == _value_form(new)]
