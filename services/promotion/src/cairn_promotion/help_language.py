@@ -54,6 +54,11 @@ _ASKING = re.compile(
 _LANGUAGES = "|".join(_NATIVE)
 # A Latin letter: "en français" is not read inside "dien français"; a script without spaces ("日本語で") has none.
 _LETTER = r"[A-Za-zÀ-ÖØ-öø-ÿ]"
+# Every language's own name in one pattern, one group per language: read once per clause, not once per language.
+_NATIVE_NAMED = re.compile(
+    rf"(?<!{_LETTER})(?:{'|'.join(f'(?P<{language}>{native})' for language, native in _NATIVE.items())})(?!{_LETTER})",
+    re.IGNORECASE,
+)
 # "I prefer Japanese", "I'd prefer to be helped in Spanish", "can we continue in German?", "switch to French".
 _IN_ENGLISH = re.compile(
     rf"\b(?:prefer(?:\s+(?:to\s+be\s+(?:helped|answered|supported)|support|help|answers|replies)\s+in)?|"
@@ -68,10 +73,9 @@ def help_language(clause: str, turn: str) -> str | None:
     may stand anywhere in the clause's turn ("Olá, prefiro atendimento em português, por favor")."""
     if (said := _IN_ENGLISH.search(clause)) is not None:
         return said.group("language").capitalize()
-    for language, native in _NATIVE.items():
-        if re.search(rf"(?<!{_LETTER})(?:{native})(?!{_LETTER})", clause, re.IGNORECASE):
-            return language if _ASKING.search(turn) else None
-    return None
+    if (native := _NATIVE_NAMED.search(clause)) is None or native.lastgroup is None:
+        return None
+    return native.lastgroup if _ASKING.search(turn) else None
 
 
 # "The user prefers Japanese": the decision keeps the English words; said the way the reader says it, the two
