@@ -11,6 +11,7 @@ habit or a standing rule ("always", "every morning", "from now on"), which keeps
 import re
 
 from cairn_promotion.lexicon import WEEKDAY
+from cairn_promotion.rewrite import with_date
 
 # A standing rule or a habit, not a one-off task: "remind me to take levothyroxine at 6:30 every morning".
 _STANDING = re.compile(
@@ -415,8 +416,7 @@ def without_lone_reason(memory: str) -> str:
     found = _LONE_REASON.match(memory)
     if found is None:
         return memory
-    fact = found.group("fact")
-    return f"{found.group('date')}{fact}" if found.group("date") else fact[:1].upper() + fact[1:]
+    return with_date(found.group("date"), found.group("fact"))
 
 
 def without_unfinished_tail(memory: str) -> str:

@@ -171,11 +171,13 @@ def _is_name(words: str) -> bool:
     )
 
 
+# Someone of the user's, as a memory opens on them: "the user's mother", "the user's dog Pepper".
+_OF_THEIRS = rf"the user's (?:{RELATION}|{PETS})(?: (?-i:[A-Z])[\w'’-]*)?"
 # "The user's mother is allergic to sulfa drugs", "The user's dog Pepper is allergic to chicken": an allergy of the
 # user or of someone of theirs, as a memory. The decision scores another's allergy low (0.37-0.49 on the outside
 # sets, every one labelled), so it is kept at the names' confidence, as the user's own subjectless one is.
 _ALLERGY_MEMORY = re.compile(
-    rf"^(?:on [\d-]+, )?the user(?:'s (?:{RELATION}|{PETS})(?: (?-i:[A-Z])[\w'’-]*)?)? is (?:also )?"
+    rf"^(?:on [\d-]+, )?(?:{_OF_THEIRS}|the user) is (?:also )?"
     r"(?:(?:severely|very|mildly|badly) )?allergic to \w",
     re.IGNORECASE,
 )
@@ -188,7 +190,7 @@ _CONDITION_WORDS = (
     r"hyperthyroidism|hypothyroidism|celiac|coeliac|ibs|migraines?"
 )
 _THEIR_CONDITION_OR_HOME = re.compile(
-    rf"^(?:on [\d-]+, )?the user's (?:{RELATION}|{PETS})(?: (?-i:[A-Z])[\w'’-]*)? "
+    rf"^(?:on [\d-]+, )?{_OF_THEIRS} "
     rf"(?:has (?:(?:type [12] |severe |early[- ]onset |mild )?(?:{_CONDITION_WORDS})\b|(?:an? )?\w+ "
     r"(?:problems?|issues|condition|disease|disorder|syndrome)\b)|lives in (?-i:[A-Z]))",
     re.IGNORECASE,
@@ -204,8 +206,10 @@ _DIET_OR_STATE = (
     r"type [12] diabetic|hard of hearing|deaf|blind|colou?r ?blind|dyslexic|autistic"
 )
 _OPERATION = r"surgery|replaced|replacement|reconstruction|transplant|removed|operation"
+# Capitalised words that open a memory and name no one: "This is vegan", "Dinner is vegetarian".
+_NAMES_NO_ONE = r"(?:this|that|it|there|everything|everyone|nobody|nothing|which|who|food|dinner|lunch|menu)"
 _HEALTH_FACT = re.compile(
-    rf"^(?:on [\d-]+, )?(?:the user(?:'s (?:{RELATION}|{PETS})(?: (?-i:[A-Z])[\w'’-]*)?)?|(?!(?:this|that|it|there|everything|everyone|nobody|nothing|which|who|food|dinner|lunch|menu)\b)(?-i:[A-Z][a-z]+)) "
+    rf"^(?:on [\d-]+, )?(?:{_OF_THEIRS}|the user|(?!{_NAMES_NO_ONE}\b)(?-i:[A-Z][a-z]+)) "
     rf"(?:is (?:now |actually |also |strictly |fully )*(?:{_DIET_OR_STATE})\b"
     rf"|had (?:an? |the |the user's |his |her )?(?:[\w-]+ ){{0,3}}(?:{_OPERATION})\b)",
     re.IGNORECASE,

@@ -11,6 +11,7 @@ import re
 
 from cairn_contracts.promotion import Candidate
 from cairn_promotion.lexicon import PETS, RELATION, STOP_WORDS
+from cairn_promotion.rewrite import with_date
 from cairn_promotion.slots import slot_of
 
 # Above the gate: the name is stated, not inferred; below what the user asked to remember (0.9).
@@ -107,8 +108,7 @@ def with_kin_owner(memory: str) -> str:
     Tucson" -> "The user's dad lives in Tucson". Read alone, "Dad" is nobody's."""
     if (kin := _KIN_AS_NAME.match(memory)) is None:
         return memory
-    owner = "the user's" if kin.group("date") else "The user's"
-    return f"{kin.group('date') or ''}{owner} {kin.group('kin').lower()}{kin.group('rest')}"
+    return with_date(kin.group("date"), f"The user's {kin.group('kin').lower()}{kin.group('rest')}")
 
 
 _DATED = re.compile(r"^(?P<date>On [\d-]+, )?(?P<rest>.*)$", re.DOTALL)
@@ -140,7 +140,6 @@ def with_relations(candidates: list[Candidate]) -> list[Candidate]:
             said.append(candidate)
             continue
         (noun,) = nouns[name]
-        prefix = dated.group("date") if dated and dated.group("date") else ""
-        text = f"{prefix}{'the' if prefix else 'The'} user's {noun} {rest}"
+        text = with_date(dated.group("date") if dated else None, f"The user's {noun} {rest}")
         said.append(candidate.model_copy(update={"text": text, "slot": slot_of(text)}))
     return said

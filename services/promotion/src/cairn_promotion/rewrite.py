@@ -299,6 +299,14 @@ def self_contained(text: str, role: str = "user", day: date | None = None, house
 _DATE_PREFIX = re.compile(r"^On \d{4}-\d{2}-\d{2}, ")
 
 
+def with_date(date: str | None, sentence: str) -> str:
+    """A sentence about the user put back after the date its memory opened on ("On 2025-02-27, "), its first
+    letter lowered there and raised without one: the one way every rewrite that re-says a memory keeps its date."""
+    if not date:
+        return sentence[:1].upper() + sentence[1:]
+    return f"{date}{sentence[:1].lower()}{sentence[1:]}"
+
+
 def undated(fact: str) -> str:
     """A fact without the date `self_contained` put in front of it, for rules that read how a fact opens:
     "On 2025-03-11, the user needs help with a budget" -> "The user needs help with a budget"."""
@@ -353,8 +361,7 @@ def decision_at_end(fact: str) -> str:
     if not choice:
         return fact
     dated = _DATE_PREFIX.match(fact)
-    decided = f"the user decided to go with {choice}"
-    return f"{dated.group()}{decided}" if dated else decided[0].upper() + decided[1:]
+    return with_date(dated.group() if dated else None, f"the user decided to go with {choice}")
 
 
 # "Had acl surgery in 2023", "On 2025-05-19, Got an allotment last year": the user left out "I" before a verb in
@@ -372,8 +379,7 @@ def with_bare_subject(fact: str) -> str:
     "The user had acl surgery in 2023"."""
     if (bare := _BARE_PAST.match(fact)) is None:
         return fact
-    subject = "the user" if bare.group("date") else "The user"
-    return f"{bare.group('date') or ''}{subject} {bare.group('verb').lower()}{bare.group('rest')}"
+    return with_date(bare.group("date"), f"The user {bare.group('verb').lower()}{bare.group('rest')}")
 
 
 def plain_conditional(fact: str) -> str:
