@@ -55,6 +55,15 @@ from cairn_promotion.transient import is_transient
         "Site-to-site between the two offices keeps flapping on IPsec",
         "Prod is throwing 500s on POST /v1/invoices",
         "Friday's deploy broke checkout for 40 min",
+        # The fault the session is about (writers E, O, Q, R, S, V and Y).
+        "The payments worker pods keep getting OOMKilled",
+        "PagerDuty isn't routing alerts from the new Alertmanager to the right team",
+        "Grafana API is giving me 401s when provisioning dashboards from CI",
+        "Buffer full, loki returning 429",
+        "It segfaults on the second loop iteration",
+        "New emails don't show up",
+        "Order #48213 never showed up",
+        "Lint passes now but kubeconform complains about an empty limits block",
         # Today said at either end, in the languages writer C mixes in.
         "Hoy leí el paper de Hughes 2018",
         "Aaj fasting sugar 180 aaya, thoda tension ho raha hai",
@@ -106,6 +115,11 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
         ("we keep backups for 30 days", "The user's team keeps backups for 30 days"),
         ("my mother is fine with dogs in the house", "The user's mother is fine with dogs in the house"),
         ("My printer keeps dropping off the wifi", "The user's printer keeps dropping off the wifi"),
+        # A lasting fact before the fault's "and" keeps the memory.
+        (
+            "Prod runs on EKS in eu-west-1 and the checkout pods keep getting OOMKilled",
+            "Prod runs on EKS in eu-west-1 and the checkout pods keep getting OOMKilled",
+        ),
         ("I pay my rent on the 1st", "The user pays the user's rent on the 1st"),
         ("Clients are on net 30 with a 2% late fee", "Clients are on net 30 with a 2% late fee"),
         ("Rent went up to £1,320 from this month", "Rent went up to £1,320 from this month"),

@@ -98,6 +98,21 @@ _ONE_OFF = re.compile(
     r"|^(?:On [\d-]+, )?(?:escalating )?(?-i:[A-Z]{2,6}-\d{2,6})(?: (?:is|was|still|from|has)\b|$)",
     re.IGNORECASE,
 )
+# "The payments worker pods keep getting OOMKilled", "PagerDuty isn't routing alerts", "Grafana API is giving
+# the user 401s", "loki returning 429", "It segfaults on the second loop", "New emails don't show up", "Order
+# #48213 never showed up": the fault the session is about (writers E, O, Q, R, S, V and Y; 10 survivors, none
+# matched). Only in the memory's first clause: "Prod runs on EKS and the checkout pods keep getting OOMKilled"
+# holds a lasting fact before its "and". A fault that lasts ("keeps dropping off the wifi") stays.
+_MALFUNCTION = re.compile(
+    r"^(?:(?!\band\b).)*?\b(?:"
+    r"keeps? getting (?:oomkilled|evicted|killed|restarted)"
+    r"|(?:isn't|is not|aren't|are not) (?:routing|syncing|loading|sending|connecting)"
+    r"|(?:is|are) giving (?:the user |us )?\d{3}s|returning \d{3}"
+    r"|segfaults?|(?:don't|doesn't|do not|does not) show up|never showed up"
+    r"|goes offline|disconnected again|complains? about"
+    r")\b",
+    re.IGNORECASE,
+)
 
 # "is turning 7 next Saturday", "flies to Osaka next week", "turns 40 this Saturday", "readings only last
 # Tuesday": one day of the week around the session, an appointment, a trip or a party, not what stays true.
@@ -167,6 +182,7 @@ def is_transient(memory: str) -> bool:
             _NTH_CUP,
             _TRIED,
             _ONE_OFF,
+            _MALFUNCTION,
             _THIS_WEEK,
             _TODAY,
             _READING,
