@@ -39,6 +39,8 @@ from cairn_promotion.transient import is_transient
         "I'm on the way back from a three-day work trip",
         "I'm on my phone on the train",
         "I'm in a dark room typing this with one eye",
+        "I'm kinda panicking",
+        "one client still hasn't paid an invoice from November which is stressing me out",
         "I have closed the blinds",
         "I have checked, and the time on the thermostat was indeed an hour adrift",
         # An absence with its end in sight (writer N).

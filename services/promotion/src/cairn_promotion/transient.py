@@ -50,7 +50,9 @@ _STATUS = re.compile(
     # train", "in a dark room typing this with one eye" (writers I, V, W; none matched, 1 of "reads these on
     # the train" is a habit and stays).
     r"|^(?:On [\d-]+, )?the user is (?:on the way\b|on (?:the user's|a|the) (?:phone|train|bus|plane|flight)\b)"
-    r"|\b(?:typing|writing) this\b",
+    r"|\b(?:typing|writing) this\b"
+    # "I'm kinda panicking", "which is stressing me out": how the user feels as they write (writer D; none matched).
+    r"|\b(?:is|are) (?:kinda |kind of |a bit |so |really |just )?(?:panicking|freaking out|stressing (?:the user|\w+) out)\b",
     re.IGNORECASE,
 )
 # "The user has closed the blinds", "has checked, and the time was an hour adrift": a step just taken.
