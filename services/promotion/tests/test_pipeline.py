@@ -389,6 +389,66 @@ def test_learned_compiler_keeps_facts_and_drops_chatter(learned: LearnedDecision
         ),
         # A part too short to be a fact stays with the one before it.
         ("Yes, rent is £1,250", ["Yes, rent is £1,250"]),
+        # A dictated run-on is a fact per statement: "I", "we", "he", "she" and "they" are only ever subjects
+        # (writers D, M and V).
+        (
+            "I'm a PhD student I work on soil microbiomes mostly in agricultural fields",
+            ["I'm a PhD student", "I work on soil microbiomes mostly in agricultural fields"],
+        ),
+        ("I work night shifts I'm an ER nurse", ["I work night shifts", "I'm an ER nurse"]),
+        (
+            "we always pin dependencies with pip-tools we never use poetry",
+            ["we always pin dependencies with pip-tools", "we never use poetry"],
+        ),
+        (
+            "I'm writing a piece on vector DBs - we use pgvector in production",
+            ["I'm writing a piece on vector DBs", "we use pgvector in production"],
+        ),
+        # The name said first, then taken up by "he" or "she", is who each statement is about.
+        (
+            "our dog Biscuit he's a beagle he just loses it during thunderstorms",
+            ["our dog Biscuit is a beagle", "Biscuit just loses it during thunderstorms"],
+        ),
+        # Not a run-on: a clause the pronoun's statement depends on, a relative clause without its "that", a
+        # report, a question asked about it.
+        (
+            "When I travel for work I always take the train",
+            ["When I travel for work I always take the train"],
+        ),
+        (
+            "Target was 200 cyclists but after ethics review we revised it to 150",
+            ["Target was 200 cyclists but after ethics review we revised it to 150"],
+        ),
+        (
+            "It's just a pair of trainers I ordered on a whim",
+            ["It's just a pair of trainers I ordered on a whim"],
+        ),
+        ("us-east-2 was the old one we decommed", ["us-east-2 was the old one we decommed"]),
+        (
+            "I keep track of all the gifts I've bought recently",
+            ["I keep track of all the gifts I've bought recently"],
+        ),
+        (
+            "a test VM I was messing with last month",
+            ["a test VM I was messing with last month"],
+        ),
+        (
+            "I have a feeling I have a few pairs hidden away",
+            ["I have a feeling I have a few pairs hidden away"],
+        ),
+        ("I keep reading I should have bonds", ["I keep reading I should have bonds"]),
+        (
+            "I'd like some gentle exercises I might do at home",
+            ["I'd like some gentle exercises I might do at home"],
+        ),
+        (
+            "I'm trying to reach gold, do you know how many stars I need",
+            ["I'm trying to reach gold, do you know how many stars I need"],
+        ),
+        (
+            "I maintain this little Rust CLI I maintain it's called logsift",
+            ["I maintain this little Rust CLI I maintain it's called logsift"],
+        ),
     ],
 )
 def test_a_kept_clause_is_one_memory_per_fact(said: str, parts: list[str]) -> None:
