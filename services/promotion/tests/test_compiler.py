@@ -262,6 +262,9 @@ class TestNormalise:
                 "The user likes it when the assistant explains the cause first",
             ),
             ("Also, I usually cook on Sundays btw", "The user usually cooks on Sundays"),
+            # A Roman one is not the speaker (writers K and V).
+            ("I'm doing CBT-I with Dr. Raman", "The user is doing CBT-I with Dr. Raman"),
+            ("I teach 4th grade at a Title I school", "The user teaches 4th grade at a Title I school"),
         ],
     )
     def test_first_person_becomes_third_person(self, clause: str, expected: str) -> None:

@@ -135,6 +135,11 @@ _VERB_PREFIX = re.compile(r"^(?:re|over|under|out|mis|with|fore|up)(\w{3,})$")
 _SPOKEN_TO = {"wanna": "wants to", "gotta": "has to", "gonna": "is going to", "hafta": "has to"}
 # Present-tense verbs that end like a past tense ("we need", not "we agreed").
 _PRESENT_EED = frozenset("need feed proceed succeed exceed speed breed bleed seed heed".split())
+# "CBT-I", "Type-I errors", "a Title I school", "Phase I trial": a Roman one, not the speaker.
+_NOT_A_NUMERAL = "(?<!-)" + "".join(
+    f"(?<!{word} )"
+    for word in "phase part type class stage grade level title war chapter tier act season".split()
+)
 _MID_REWRITES = _rewrites(
     (r"\bi(?:'m| am)\b", "the user is"),
     (r"\bi'll\b", "the user will"),
@@ -143,7 +148,7 @@ _MID_REWRITES = _rewrites(
     (r"\bmy\b", "the user's"),
     (r"\bmine\b", "the user's"),
     (r"\bmyself\b", "themselves"),
-    (r"\bi\b", "the user"),
+    (rf"{_NOT_A_NUMERAL}\bi\b(?!-)", "the user"),
     (rf"\bour\s+(?=(?:{RELATION}|{PETS})s?\b)", "the user's "),
     (r"\bour\b", "the"),
 )
