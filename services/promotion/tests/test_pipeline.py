@@ -28,7 +28,7 @@ from cairn_promotion.rewrite import is_household, self_contained, with_bare_subj
 from cairn_promotion.rules import is_reaction, is_reported_opinion, penalty_hits
 from cairn_promotion.safety import holds_secret, turn_is_tainted
 from cairn_promotion.slots import slot_of
-from cairn_promotion.text import QUOTE, Clause, clauses, drop_long_quote, fact_parts, squeezed
+from cairn_promotion.text import QUOTE, Clause, clauses, drop_long_quote, fact_parts, sentences, squeezed
 
 
 @pytest.mark.parametrize(
@@ -1445,3 +1445,11 @@ def test_a_memory_read_by_its_shape_is_kept_at_the_names_confidence(memory: str)
     assert kept is not None
     assert kept.text == memory
     assert kept.confidence == NAMED_CONFIDENCE
+
+
+def test_a_full_stop_in_chinese_or_japanese_ends_a_sentence() -> None:
+    # No space follows it (in-style writer AG): the English after it is a sentence of its own.
+    assert sentences("ありがとう。I play on a Pixel 8, player name ShoyuKitsune") == [
+        "ありがとう。",
+        "I play on a Pixel 8, player name ShoyuKitsune",
+    ]

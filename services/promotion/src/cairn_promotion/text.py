@@ -30,7 +30,8 @@ _TITLE_SMALL = frozenset("a an and as at but by for from in into nor of on or th
 ABBREVIATIONS = re.compile(
     r"(?:\b(?:mr|mrs|ms|dr|prof|st|sr|jr|vs|etc|approx|inc|ltd|no|e\.g|i\.e|al|fig|eq|vol|ca)\.)$", re.I
 )
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+|;\s+")
+# A full stop in Chinese or Japanese ends a sentence with no space after it ("ありがとう。I play on a Pixel 8").
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*|\n+|;\s+")
 _COLON = re.compile(r":\s+(?=\w)")
 
 CLAUSE_SPLIT = re.compile(
