@@ -510,6 +510,15 @@ def test_a_lone_reason_is_the_fact_it_gives(memory: str, said: str) -> None:
             "The user's team has got three AWS accounts dev staging and prod",
         ),
         ("The user only has baking soda, can the user just swap it", "The user only has baking soda"),
+        (
+            "The user takes levothyroxine 50mcg every morning, is ibuprofen ok w/ that",
+            "The user takes levothyroxine 50mcg every morning",
+        ),
+        (
+            "The user takes levothyroxine 75 mcg every morning, is there anything over the counter that would mess "
+            "with that",
+            "The user takes levothyroxine 75 mcg every morning",
+        ),
         # What is left would not stand alone, or no question follows.
         ("The user asks, what should the user do", "The user asks, what should the user do"),
         ("The user knows what's what, mostly", "The user knows what's what, mostly"),

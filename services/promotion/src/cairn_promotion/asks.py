@@ -432,7 +432,10 @@ def without_unfinished_tail(memory: str) -> str:
 # what's the difference between a Roth IRA and a traditional one" are only questions (writers D and M).
 _ASKED_WITHOUT_MARK = (
     r"what(?:'s| is| are| would| should| do| does| can)|how (?:do|does|can|should|would|much|many)|"
-    r"should the user|can the user|could the assistant|would the assistant|is there (?:a|any) way"
+    r"should the user|can the user|could the assistant|would the assistant|is there (?:a|any) way|"
+    # "..., is there anything over the counter that would mess with that", "..., is ibuprofen ok w/ that",
+    # "..., where should it go" (writers D and G).
+    r"is there (?:anything|something)|is \w+ (?:ok|okay|fine|safe)|where should"
 )
 _QUESTION_TAIL = re.compile(rf",\s+(?:{_ASKED_WITHOUT_MARK})\b[^,;]*$", re.IGNORECASE)
 _ONLY_A_QUESTION = re.compile(
