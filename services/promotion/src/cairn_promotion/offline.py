@@ -96,6 +96,7 @@ from cairn_promotion.text import (
     fact_parts,
     informal_spellings,
     jaccard,
+    parts_read_again,
     sentences,
     squeezed,
     strip_code,
@@ -193,6 +194,8 @@ class OfflineCompiler:
         window = recent_window(turns, self.max_turns, self.max_chars)
         found = session_clauses(window)
         decided = self.decision.decide([c for c, _ in found]) if found else []
+        # A clause scored under the gate is read again, one fact at a time.
+        part_verdicts = _parts_decided(self.decision, found, decided)
         # After the decision, which reads each clause as said (as it was trained): the memory of a value
         # updated later in the session says the new value.
         read = carry_updates([(c, (day, v)) for (c, day), v in zip(found, decided, strict=True)])
@@ -214,11 +217,14 @@ class OfflineCompiler:
             memories: list[Candidate] = []  # this clause's, as the decision kept them
             if verdict is not None and not is_heading(clause.raw):
                 companion = companion_of(clause, before, turn_texts[clause.turn_index])
-                # One fact per memory: a kept clause of several bare-subject facts is a memory per fact.
-                parts = fact_parts(clause.said or clause.text)
+                # One fact per memory: a kept clause of several bare-subject facts is a memory per fact; a
+                # clause under the gate keeps each fact the decision kept when it read that fact alone.
+                under = verdict[0] < DEFAULT_CONFIDENCE_THRESHOLD
+                parts = (parts_read_again if under else fact_parts)(clause.said or clause.text)
                 for said in parts:
                     part = clause if len(parts) == 1 else replace(clause, said=said)
-                    if (candidate := _candidate(part, verdict, day, household)) is not None:
+                    part_verdict = (part_verdicts.get(said) if len(parts) > 1 else None) or verdict
+                    if (candidate := _candidate(part, part_verdict, day, household)) is not None:
                         if (memory := as_memory(candidate)) is not None:
                             memories.append(memory if companion is None else _shared(memory, companion))
             candidates.extend(memories)
@@ -244,6 +250,29 @@ class OfflineCompiler:
                     candidates.extend(help_language_candidates(clause.raw, turn_text))
         candidates.extend(blocks.values())  # lines no clause read as written (a correction rewrote them)
         return dedupe(latest_per_slot(with_relations(candidates)))
+
+
+Verdict = tuple[float, list[str]] | None
+
+
+def _parts_decided(
+    decision: DurableDecision, found: list[tuple[Clause, date | None]], decided: list[Verdict]
+) -> dict[str, Verdict]:
+    """Each fact of a clause the decision scored under the gate, decided on its own, by its words.
+
+    "pods crashlooping after deploy rn, prod is EKS in eu-central-1" is scored low as a whole for the incident
+    in it; its parts (`parts_read_again`) are clauses the decision can read alone. The clause as a whole is
+    still what the decision reads first: it was trained on whole clauses.
+    """
+    parts: list[tuple[Clause, str]] = []
+    for (clause, _), verdict in zip(found, decided, strict=True):
+        if verdict is not None and verdict[0] < DEFAULT_CONFIDENCE_THRESHOLD:
+            if len(split := parts_read_again(clause.said or clause.text)) > 1:
+                parts.extend((clause, part) for part in split)
+    if not parts:
+        return {}
+    verdicts = decision.decide([replace(clause, text=part, said=part, raw=part) for clause, part in parts])
+    return {part: verdict for (_, part), verdict in zip(parts, verdicts, strict=True)}
 
 
 def session_clauses(turns: Sequence[Turn]) -> list[tuple[Clause, date | None]]:

@@ -172,6 +172,22 @@ def _run_on_statements(said: str) -> list[str]:
     return pieces
 
 
+# "we manage all our infra with Terraform 1.7 and right now the state is sitting on one guy's laptop", "we deploy
+# everything with argo cd so I'm like looking at the argo ui": in speech, "and" or "so" before the time or the
+# speaker turns from what holds to what is happening.
+_TURN_TO_NOW = re.compile(
+    r",?\s+(?:and|but|so)\s+(?=(?:right now|now|currently|today|yesterday|this morning|since|like)\b)"
+    r"|,?\s+so\s+(?=(?:i|i'm|i've|we|we're|we've)\b)",
+    re.IGNORECASE,
+)
+
+
+def parts_read_again(said: str) -> list[str]:
+    """A clause the decision scored under the gate, as the facts it may hold for the decision to read alone:
+    `fact_parts`, and each also cut where speech turns to what is happening now."""
+    return [piece.strip() for part in fact_parts(said) for piece in _TURN_TO_NOW.split(part) if piece.strip()]
+
+
 def fact_parts(said: str) -> list[str]:
     """A kept clause's words as one fact per part: "Lb is haproxy on lb-01, app nodes are web-01..web-04" ->
     two. A part shorter than `FACT_PART_MIN_WORDS` stays with the part before it."""
