@@ -409,6 +409,10 @@ def test_learned_compiler_keeps_facts_and_drops_chatter(learned: LearnedDecision
             "our dog Biscuit he's a beagle he just loses it during thunderstorms",
             ["our dog Biscuit is a beagle", "Biscuit just loses it during thunderstorms"],
         ),
+        (
+            "my partner Dana works nights she's an ER nurse",
+            ["my partner Dana works nights", "Dana is an ER nurse"],
+        ),
         # Not a run-on: a clause the pronoun's statement depends on, a relative clause without its "that", a
         # report, a question asked about it.
         (
@@ -435,6 +439,14 @@ def test_learned_compiler_keeps_facts_and_drops_chatter(learned: LearnedDecision
         (
             "I have a feeling I have a few pairs hidden away",
             ["I have a feeling I have a few pairs hidden away"],
+        ),
+        (
+            "my mother feels the cold like nobody I've ever met",
+            ["my mother feels the cold like nobody I've ever met"],
+        ),
+        (
+            "my fiancé Tomas we're getting married in October",
+            ["my fiancé Tomas we're getting married in October"],
         ),
         ("I keep reading I should have bonds", ["I keep reading I should have bonds"]),
         (

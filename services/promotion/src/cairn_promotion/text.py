@@ -91,7 +91,9 @@ _SUBJECT_AFTER_WORD = re.compile(
 # we use is fine" has neither before "we": a relative clause without its "that", not a run-on).
 _HAS_CLAUSE = re.compile(
     r"\b(?:(?:I|we|he|she|they|it|you)(?:'m|'ve|'re|'s|'d|'ll)?\s+\w|(?:is|are|was|were|has|have|had)\b)"
-    r"|\w(?:'m|'s|'re|'ve)\b",
+    r"|\w(?:'m|'s|'re|'ve)\b"
+    # "my partner Dana works nights she's an ER nurse": someone of the user's and what they do.
+    r"|\b(?:my|our)\s+[\w-]+\s+(?:(?-i:[A-Z])[\w-]+\s+)?(?-i:(?!(?:is|was|has)\b)[a-z]+(?:s|ed))\b",
     re.IGNORECASE,
 )
 
@@ -123,7 +125,9 @@ _NO_OBJECT = re.compile(
     r"^\S+\s+(?:[\w']+\s+){0,2}?(?:with|to|for|on|about|at|from|of)\s+(?:last|this|next|every|yesterday|today)\b"
     r"|^\S+(?:\s+\S+)?(?:\s+(?:recently|lately|already|before|again|too|yet))?\W*$"
     # "this little Rust CLI I maintain it's called logsift": the next statement starts where the object would be.
-    r"|^\S+\s+(?:just\s+|really\s+)?[\w-]+\s+(?:it's|it\s+is|he's|she's|they're|i|we)\b",
+    r"|^\S+\s+(?:just\s+|really\s+)?[\w-]+\s+(?:it's|it\s+is|he's|she's|they're|i|we)\b"
+    # "nobody I have ever met": a perfect with nothing after it.
+    r"|^(?:\S+\s+(?:have|has|had)|\S+'(?:ve|d))\s+(?:ever\s+|never\s+|just\s+)?[\w-]+\W*$",
     re.IGNORECASE,
 )
 _MODAL_AFTER = re.compile(
@@ -137,6 +141,7 @@ _DISLOCATED = re.compile(
     re.IGNORECASE,
 )
 _OPENING_PRONOUN = re.compile(r"^(?:he|she)('s\b)?", re.IGNORECASE)
+_NAMED_OWNED = re.compile(r"^\W*(?:my|our)\s+[\w-]+\s+(?P<name>(?-i:[A-Z][\w-]+))\b", re.IGNORECASE)
 
 
 _RUN_ON_WINDOW = 300
@@ -161,15 +166,17 @@ def _run_on_statements(said: str) -> list[str]:
             pieces.append(said[start : match.end("before")])
             start = match.end()
     pieces.append(said[start:])
-    # "our dog Biscuit he's a beagle he just loses it": the name said first is who each "he" or "she" is.
-    if len(pieces) > 1 and (named := _DISLOCATED.match(pieces[0])):
-        verb = " is" if named["verb"] == "'s" else named["verb"]
-        said_first = f"{named['owner']} {named['name']}{verb}"
-        pieces = [said_first + pieces[0][named.end() :]] + [
-            _OPENING_PRONOUN.sub(lambda m: named["name"] + (" is" if m[1] else ""), p, count=1)
-            for p in pieces[1:]
-        ]
-    return pieces
+    # "our dog Biscuit he's a beagle he just loses it", "my partner Dana works nights she's an ER nurse": the
+    # name said first is who each "he" or "she" is.
+    if len(pieces) < 2 or (named := _NAMED_OWNED.match(pieces[0])) is None:
+        return pieces
+    if (dislocated := _DISLOCATED.match(pieces[0])) is not None:
+        verb = " is" if dislocated["verb"] == "'s" else dislocated["verb"]
+        pieces[0] = f"{dislocated['owner']} {dislocated['name']}{verb}{pieces[0][dislocated.end() :]}"
+    name = named["name"]
+    return [pieces[0]] + [
+        _OPENING_PRONOUN.sub(lambda m: name + (" is" if m[1] else ""), p, 1) for p in pieces[1:]
+    ]
 
 
 # "we manage all our infra with Terraform 1.7 and right now the state is sitting on one guy's laptop", "we deploy
