@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
+from functools import lru_cache
 from typing import Protocol
 
 from cairn_contracts.promotion import Candidate, Turn
@@ -336,13 +337,20 @@ def _sentence_clauses(sentence: str, role: str, confirmed: bool, referents: Refe
     return found
 
 
+@lru_cache(maxsize=64)
+def _unsafe(said: str) -> bool:
+    """Whether a clause reads as an instruction or holds a secret: read once per clause, not once per part of it
+    (a 100,000-character run-on is thousands of parts)."""
+    return is_instruction_like(said) or holds_secret(said)
+
+
 def _candidate(
     clause: Clause, verdict: tuple[float, list[str]], day: date | None, household: bool = False
 ) -> Candidate | None:
     confidence, tags = verdict
     if clause.role == "assistant" and not (clause.confirmed and _SPEAKS_FOR_THE_USER.match(clause.text)):
         return None  # the assistant's own words are context; only what the user agreed to is a memory
-    if confidence < MIN_EMIT_CONFIDENCE or is_instruction_like(clause.text) or holds_secret(clause.text):
+    if confidence < MIN_EMIT_CONFIDENCE or _unsafe(clause.text):
         return None
     # A question states nothing ("quick q, how do I make ruff ignore E501?"); a statement keeps its words
     # without the question or the thanks tagged on ("I take metformin, does that matter?").

@@ -145,6 +145,8 @@ _NAMED_OWNED = re.compile(r"^\W*(?:my|our)\s+[\w-]+\s+(?P<name>(?-i:[A-Z][\w-]+)
 
 
 _RUN_ON_WINDOW = 300
+# The longest run-on clause in the labelled sets holds 2 statements (a filler already ends most of them).
+_RUN_ON_MAX_STATEMENTS = 8
 
 
 def _run_on_statements(said: str) -> list[str]:
@@ -166,6 +168,8 @@ def _run_on_statements(said: str) -> list[str]:
             pieces.append(said[start : match.end("before")])
             start = match.end()
     pieces.append(said[start:])
+    if len(pieces) > _RUN_ON_MAX_STATEMENTS:
+        return [said]  # not speech: a paragraph of them is pasted or generated text
     # "our dog Biscuit he's a beagle he just loses it", "my partner Dana works nights she's an ER nurse": the
     # name said first is who each "he" or "she" is.
     if len(pieces) < 2 or (named := _NAMED_OWNED.match(pieces[0])) is None:
