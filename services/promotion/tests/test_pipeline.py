@@ -448,6 +448,8 @@ def test_learned_compiler_keeps_facts_and_drops_chatter(learned: LearnedDecision
             "my fiancé Tomas we're getting married in October",
             ["my fiancé Tomas we're getting married in October"],
         ),
+        # A paragraph of them is not speech (a pasted or generated text): left whole.
+        (" ".join(["I'm a nurse I work nights"] * 5), [" ".join(["I'm a nurse I work nights"] * 5)]),
         ("I keep reading I should have bonds", ["I keep reading I should have bonds"]),
         (
             "I'd like some gentle exercises I might do at home",
