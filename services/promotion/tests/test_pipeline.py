@@ -413,6 +413,9 @@ def test_learned_compiler_keeps_facts_and_drops_chatter(learned: LearnedDecision
             "my partner Dana works nights she's an ER nurse",
             ["my partner Dana works nights", "Dana is an ER nurse"],
         ),
+        # Said alone, the topic first and then its pronoun is one statement about the topic.
+        ("my son Mateo he's eight", ["my son Mateo is eight"]),
+        ("my boss she hates meetings", ["my boss hates meetings"]),
         # Not a run-on: a clause the pronoun's statement depends on, a relative clause without its "that", a
         # report, a question asked about it.
         (

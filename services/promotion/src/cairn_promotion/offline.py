@@ -223,8 +223,8 @@ class OfflineCompiler:
                 under = verdict[0] < DEFAULT_CONFIDENCE_THRESHOLD
                 parts = (parts_read_again if under else fact_parts)(clause.said or clause.text)
                 for said in parts:
-                    part = clause if len(parts) == 1 else replace(clause, said=said)
-                    part_verdict = (part_verdicts.get(said) if len(parts) > 1 else None) or verdict
+                    part = clause if said == (clause.said or clause.text) else replace(clause, said=said)
+                    part_verdict = (part_verdicts.get(said) if under else None) or verdict
                     if (candidate := _candidate(part, part_verdict, day, household)) is not None:
                         if (memory := as_memory(candidate)) is not None:
                             memories.append(memory if companion is None else _shared(memory, companion))
@@ -268,7 +268,7 @@ def _parts_decided(
     parts: list[tuple[Clause, str]] = []
     for (clause, _), verdict in zip(found, decided, strict=True):
         if verdict is not None and verdict[0] < DEFAULT_CONFIDENCE_THRESHOLD:
-            if len(split := parts_read_again(clause.said or clause.text)) > 1:
+            if (split := parts_read_again(said := clause.said or clause.text)) != [said]:
                 parts.extend((clause, part) for part in split)
     if not parts:
         return {}

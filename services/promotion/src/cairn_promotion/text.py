@@ -137,7 +137,7 @@ _MODAL_AFTER = re.compile(
 
 # A name said, then taken up again by "he" or "she" (spoken English puts the topic first).
 _DISLOCATED = re.compile(
-    r"^(?P<owner>\W*(?:my|our)\s+[\w-]+)\s+(?P<name>(?-i:[A-Z][\w-]+))\s+(?:he|she)(?:(?P<verb>'s|\s+\w+))",
+    r"^(?P<owner>\W*(?:my|our)\s+[\w-]+)(?P<name>\s+(?-i:[A-Z][\w-]+))?\s+(?:he|she)(?:(?P<verb>'s|\s+\w+))",
     re.IGNORECASE,
 )
 _OPENING_PRONOUN = re.compile(r"^(?:he|she)('s\b)?", re.IGNORECASE)
@@ -172,11 +172,12 @@ def _run_on_statements(said: str) -> list[str]:
         return [said]  # not speech: a paragraph of them is pasted or generated text
     # "our dog Biscuit he's a beagle he just loses it", "my partner Dana works nights she's an ER nurse": the
     # name said first is who each "he" or "she" is.
-    if len(pieces) < 2 or (named := _NAMED_OWNED.match(pieces[0])) is None:
-        return pieces
     if (dislocated := _DISLOCATED.match(pieces[0])) is not None:
         verb = " is" if dislocated["verb"] == "'s" else dislocated["verb"]
-        pieces[0] = f"{dislocated['owner']} {dislocated['name']}{verb}{pieces[0][dislocated.end() :]}"
+        said_first = f"{dislocated['owner']}{dislocated['name'] or ''}{verb}"
+        pieces[0] = said_first + pieces[0][dislocated.end() :]
+    if (named := _NAMED_OWNED.match(pieces[0])) is None:
+        return pieces
     name = named["name"]
     return [pieces[0]] + [
         _OPENING_PRONOUN.sub(lambda m: name + (" is" if m[1] else ""), p, 1) for p in pieces[1:]
