@@ -1,7 +1,9 @@
 """A context block's "Key: value" lines are facts about the user, read by their shape after the decision."""
 
+import pytest
+
 from cairn_contracts.promotion import Candidate, Turn
-from cairn_promotion.context_block import block_candidates, line_key
+from cairn_promotion.context_block import block_candidates, line_key, lone_line_fact
 from cairn_promotion.learned import LearnedDecision, load_default_decision
 from cairn_promotion.offline import OfflineCompiler, as_memory
 
@@ -48,6 +50,38 @@ def test_a_line_about_now_a_label_a_statement_or_a_credential_is_left_to_the_dec
 def test_a_lone_key_value_line_is_no_block() -> None:
     assert _facts("Plan: Team plan, 12 seats") == []
     assert _facts("quick one. Prod: EKS in us-east-2") == []
+
+
+@pytest.mark.parametrize(
+    ("turn", "value", "fact"),
+    [
+        # The value the decision kept alone says what it is the value of (dataset_v2 dev, writers P and AA).
+        (
+            "my address: 14 Elm Street, Leeds",
+            "14 Elm Street, Leeds",
+            "The user's address is 14 Elm Street, Leeds",
+        ),
+        (
+            "new address for deliveries: 7 Harbour Road, Bristol BS1 5TT",
+            "7 Harbour Road, Bristol BS1 5TT",
+            "The user's address for deliveries is 7 Harbour Road, Bristol BS1 5TT",
+        ),
+        (
+            "Emergency fund target: 6 months of expenses",
+            "6 months of expenses",
+            "The user's emergency fund target is 6 months of expenses",
+        ),
+        # A key that says something itself, a value that is a statement, a value of no line: left as it was.
+        ("we've decided: Tokyo 4 nights, Kyoto 5 nights", "Tokyo 4 nights, Kyoto 5 nights", None),
+        ("we cut back: Eating out budget is €120 a month now", "Eating out budget is €120 a month now", None),
+        ("Question: how do I rotate the key", "how do I rotate the key", None),
+        ("I live in Leeds", "I live in Leeds", None),
+    ],
+)
+def test_a_lone_key_value_line_the_decision_kept_says_its_key(
+    turn: str, value: str, fact: str | None
+) -> None:
+    assert lone_line_fact(value, turn) == fact
 
 
 def test_a_line_and_its_clause_compare_without_bullet_case_or_closing_stop() -> None:

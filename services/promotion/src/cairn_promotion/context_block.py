@@ -81,6 +81,31 @@ def line_fact(line: str, kept: Callable[[Candidate], Candidate | None]) -> Candi
     return kept(profile_candidate(fact)) if fact is not None else None
 
 
+# "new address for deliveries: 7 Harbour Road", "current employer: Arup": an update of the value, the same attribute.
+_NEW = re.compile(r"^(?:new|current|updated|latest)\s+", re.IGNORECASE)
+# A key that says something itself: "we've decided: Tokyo 4 nights", "yeah agreed: fleet buffer stays at 20%".
+_SAYS_SOMETHING = re.compile(
+    r"\b(?:i|i'm|i've|we|we're|we've|you|it|they|yeah|yes|ok|okay|agreed|decided|settled|so|and|but|is|are|was|"
+    r"were|cut|went|got)\b",
+    re.IGNORECASE,
+)
+_A_STATEMENT = re.compile(r"\b(?:is|are|was|were|stays?|goes|has|have)\b", re.IGNORECASE)
+
+
+def lone_line_fact(value: str, turn: str) -> str | None:
+    """The fact of a lone "Key: value" line whose value the decision kept as a clause of its own ("my address: 14
+    Elm Street, Leeds" -> "The user's address is 14 Elm Street, Leeds", not "14 Elm Street, Leeds"); None when
+    `value` is not such a line's value or the key names no lasting attribute. The decision, not the shape, kept it,
+    so a lone line that heads what follows is not made a memory here."""
+    for line in _LINE.finditer(turn):
+        if line_key(line["value"]) == line_key(value):
+            key = _NEW.sub("", re.sub(r"^(?:my|our)\s+", "", line["key"], flags=re.IGNORECASE))
+            if _SAYS_SOMETHING.search(key) or _A_STATEMENT.search(line["value"]):
+                return None
+            return _as_fact(key, line["value"].rstrip(" .;,"))
+    return None
+
+
 def line_key(text: str) -> str:
     """A line or a clause without its bullet, edge spaces, closing punctuation and case, to compare them by."""
     return " ".join(text.strip().lstrip("-*•").strip().rstrip(" .;,").lower().split())
@@ -100,7 +125,10 @@ def _as_fact(key: str, value: str) -> str | None:
     if holds_secret(f"{key}: {value}") or is_instruction_like(value):
         return None
     attribute = key if key.isupper() else key.lower()
-    verb = "are" if re.search(r"[^s]s$", attribute) and not attribute.isupper() else "is"
+    head = re.split(r"\s+(?:for|of|in|at|on|with|to)\s+", attribute)[
+        0
+    ]  # "address for deliveries" is one address
+    verb = "are" if re.search(r"[^s]s$", head) and not head.isupper() else "is"
     # "Travelers: me and my husband Kenji", "split 60/40 with my partner (I pay 60)": in the user's own person.
     said = normalise(value)
     said = said[:1].lower() + said[1:] if value[:1].islower() or said.startswith("The user") else said

@@ -48,7 +48,7 @@ from cairn_promotion.compiler import (
     READABLE_ROLES,
     recent_window,
 )
-from cairn_promotion.context_block import block_candidates, line_fact, line_key
+from cairn_promotion.context_block import block_candidates, line_fact, line_key, lone_line_fact
 from cairn_promotion.corrections import apply_corrections, carry_updates
 from cairn_promotion.decisions import states_a_decision
 from cairn_promotion.duties import states_a_duty
@@ -222,6 +222,10 @@ class OfflineCompiler:
                 # clause under the gate keeps each fact the decision kept when it read that fact alone.
                 under = verdict[0] < DEFAULT_CONFIDENCE_THRESHOLD
                 parts = (parts_read_again if under else fact_parts)(clause.said or clause.text)
+                if clause.role == "user" and (
+                    keyed := lone_line_fact(clause.raw, turn_texts[clause.turn_index])
+                ):
+                    parts = [keyed]
                 for said in parts:
                     part = clause if said == (clause.said or clause.text) else replace(clause, said=said)
                     part_verdict = (part_verdicts.get(said) if under else None) or verdict
