@@ -211,6 +211,19 @@ def test_a_trailing_joining_word_is_cut_and_the_fact_kept(memory_of: Callable[[s
             "I can't pull over mid-route, which means I have to be careful",
             "The user can't pull over mid-route",
         ),
+        # What the user thinks of the whole statement (writers E, S and T); a fact about a thing in it stays.
+        (
+            "I'm also allergic to penicillin, which has made a couple of hospital visits interesting",
+            "The user is also allergic to penicillin",
+        ),
+        (
+            "I read Italian but not German, which is a bit of a problem since a lot of it is in German",
+            "The user read Italian but not German",
+        ),
+        (
+            "My choir, which rehearses Wednesdays, is great",
+            "The user's choir, which rehearses Wednesdays, is great",
+        ),
         # Nothing stands alone before the "so": the memory stays whole (the decision judged it whole).
         ("I'm so tired of the wait", "The user is so tired of the wait"),
         # What follows goes on past a comma: it may hold facts of its own, so nothing is cut.

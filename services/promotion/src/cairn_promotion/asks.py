@@ -393,10 +393,21 @@ _CONSEQUENCE = re.compile(
 )
 
 
+# "..., which has made a couple of hospital visits interesting", "..., which is a bit of a problem since ...": what
+# the user thinks of the whole statement, not a fact about a thing in it ("..., which rehearses Wednesdays" is).
+_COMMENT = re.compile(
+    r",\s+which\s+(?:(?:is|was|has been)\s+(?:\w+ly\s+|kind of\s+|a bit\s+)?(?:a\s+)?(?:bit of a\s+)?"
+    r"(?:problem|pain|relief|mess|nightmare|joke|fun|funny|annoying|great|nice|lovely|insane|weird|odd|typical|"
+    r"frustrating|stressful|hilarious|ironic|unfortunate|handy|going to be)"
+    r"|makes|made|has made|has saved|has given|means)\b",
+    re.IGNORECASE,
+)
+
+
 def without_consequence(memory: str) -> str:
     """A memory without what follows from it or why it is said, when the statement before stands alone and
     what follows is one clause (a tail that goes on past a comma may carry facts of its own)."""
-    found = _CONSEQUENCE.search(memory)
+    found = _CONSEQUENCE.search(memory) or _COMMENT.search(memory)
     if found is None or "," in memory[found.end() :]:
         return memory
     head = memory[: found.start()].rstrip(" ,")
