@@ -24,11 +24,12 @@ from cairn_promotion.offline import (
     latest_per_slot,
     session_clauses,
 )
+from cairn_promotion.parts import fact_parts
 from cairn_promotion.rewrite import is_household, self_contained, with_bare_subject
 from cairn_promotion.rules import is_reaction, is_reported_opinion, penalty_hits
 from cairn_promotion.safety import holds_secret, turn_is_tainted
 from cairn_promotion.slots import slot_of
-from cairn_promotion.text import QUOTE, Clause, clauses, drop_long_quote, fact_parts, sentences, squeezed
+from cairn_promotion.text import QUOTE, Clause, clauses, drop_long_quote, sentences, squeezed
 
 
 @pytest.mark.parametrize(

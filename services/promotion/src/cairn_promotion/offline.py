@@ -70,6 +70,7 @@ from cairn_promotion.names import (
     with_kin_owner,
     with_relations,
 )
+from cairn_promotion.parts import fact_parts, parts_read_again
 from cairn_promotion.pasted import is_pasted_output
 from cairn_promotion.referents import Referents, points_back
 from cairn_promotion.rewrite import (
@@ -94,10 +95,8 @@ from cairn_promotion.text import (
     colon_split,
     content_tokens,
     drop_long_quote,
-    fact_parts,
     informal_spellings,
     jaccard,
-    parts_read_again,
     sentences,
     squeezed,
     strip_code,
@@ -133,12 +132,16 @@ _SPEAKS_FOR_THE_USER = re.compile(
 )
 
 
+# What the decision says of one clause: (confidence, tags), or None for "not a memory".
+Verdict = tuple[float, list[str]] | None
+
+
 class DurableDecision(Protocol):
     """Decides, per clause, how likely it is to be worth remembering."""
 
     name: str
 
-    def decide(self, clauses: Sequence[Clause]) -> list[tuple[float, list[str]] | None]:
+    def decide(self, clauses: Sequence[Clause]) -> list[Verdict]:
         """Per clause `(confidence, tags)`, or None for "not a memory". Synchronous and CPU-bound."""
         ...
 
@@ -255,9 +258,6 @@ class OfflineCompiler:
                     candidates.extend(help_language_candidates(clause.raw, turn_text))
         candidates.extend(blocks.values())  # lines no clause read as written (a correction rewrote them)
         return dedupe(latest_per_slot(with_relations(candidates)))
-
-
-Verdict = tuple[float, list[str]] | None
 
 
 def _parts_decided(
