@@ -28,6 +28,8 @@ from cairn_promotion.transient import is_transient
         "I'm on my second coffee and it's not helping",
         "I just tried pinning --platform linux/amd64 and the container starts locally now",
         "I will try micro-batch 8 with accumulation 4",
+        "I shall take a copy of the database file before I begin",
+        "I intend to raise the matter with her GP",
         # A status as the session is written, a step just taken (writers E, N, R and S).
         "The pods are stable",
         "my mother is fine",
@@ -114,6 +116,7 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
         ("The office opens at 9 and closes at 6", "The office opens at 9 and closes at 6"),
         ("I have had asthma since childhood", "The user has had asthma since childhood"),
         ("I run for 30 minutes every morning", "The user runs for 30 minutes every morning"),
+        ("we shall always deploy on Tuesdays", "The user's team shall always deploy on Tuesdays"),
         ("we keep backups for 30 days", "The user's team keeps backups for 30 days"),
         ("my mother is fine with dogs in the house", "The user's mother is fine with dogs in the house"),
         ("My printer keeps dropping off the wifi", "The user's printer keeps dropping off the wifi"),

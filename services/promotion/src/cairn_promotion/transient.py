@@ -71,7 +71,10 @@ _NTH_CUP = re.compile(
 # "The user just tried pinning --platform linux/amd64", "The user will try micro-batch 8": a step of this
 # session's fix ("is trying to cut coffee to one cup a day" is a habit being changed, and stays).
 _TRIED = re.compile(
-    rf"{DATED_USER}(?:just tried|tried already|already tried|will try|'ll try|is going to try)\b",
+    rf"{DATED_USER}(?:just tried|tried already|already tried|will try|'ll try|is going to try)\b"
+    # "I shall take a copy of the database file before I begin", "I shall register voluntarily", "I intend to
+    # raise the matter with her GP": a step the user is about to take, said formally (writer N; none labelled).
+    rf"|{DATED_USER}(?:shall|intends to)\s+(?!(?:always|never|only|usually)\b)",
     re.IGNORECASE,
 )
 
