@@ -90,6 +90,8 @@ from cairn_promotion.transient import is_transient
         "I've been stress-eating all week with a deadline at work",
         "Lindqvist is booked out all week",
         "quarterly estimated tax is due in two days",
+        "my partner Jordan's birthday is in two weeks",
+        "I'm getting ACL surgery sometime next month, date not confirmed yet",
         "I've had lower back pain for about 3 days after moving furniture",
         "my partner's parents are coming over for dinner next weekend",
         "we had a particularly worrying set of readings only last Tuesday",
@@ -128,6 +130,10 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
         ("I pay my rent on the 1st", "The user pays the user's rent on the 1st"),
         ("Clients are on net 30 with a 2% late fee", "Clients are on net 30 with a 2% late fee"),
         ("Rent went up to £1,320 from this month", "Rent went up to £1,320 from this month"),
+        (
+            "we decided to do £300 a month into the SIPP, starting next month",
+            "The user's team decided to do £300 a month into the SIPP, starting next month",
+        ),
         ("The loan's at 7.9%", "The loan's at 7.9%"),
         ("I just adopted a greyhound named Biscuit", "The user just adopted a greyhound named Biscuit"),
         (

@@ -133,6 +133,9 @@ _THIS_WEEK = re.compile(
     # "Quarterly estimated tax is due in two days", "has had lower back pain for about 3 days": a few days either
     # side of the session (writers S and X; none matched). "keep backups for 30 days" is a policy and stays.
     r"|\bin\s+(?:two|three|four|five|six|[2-6])\s+days\b"
+    # "Jordan's birthday is in two weeks", "is getting ACL surgery sometime next month": an event coming up (writers
+    # I, V and W; none labelled). "£300 a month into the SIPP, starting next month" is a value from then on.
+    r"|(?<!starting )(?<!from )\bnext\s+month\b|\bin\s+(?:two|three|four|a\s+few|a\s+couple\s+of|[2-4])\s+weeks\b"
     r"|\bhas\s+(?:had|been)\b.*\bfor\s+(?:about\s+|the\s+(?:last|past)\s+)?(?:two|three|four|five|six|[2-6]|a\s+few)\s+days\b",
     re.IGNORECASE,
 )
