@@ -44,6 +44,9 @@ from cairn_promotion.transient import is_transient
         "I'm kinda panicking",
         "one client still hasn't paid an invoice from November which is stressing me out",
         "I have closed the blinds",
+        "I restarted the app container and it's still happening",
+        "I'm going to lie down in a dark room now",
+        "my bank app keeps logging me out",
         "I have checked, and the time on the thermostat was indeed an hour adrift",
         # An absence with its end in sight (writer N).
         "Our accountant Mr Pryce is away until the end of the month",

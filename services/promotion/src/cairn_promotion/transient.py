@@ -58,7 +58,10 @@ _STATUS = re.compile(
 # "The user has closed the blinds", "has checked, and the time was an hour adrift": a step just taken.
 _STEP_TAKEN = re.compile(
     r"^(?:On [\d-]+, )?the user has (?:of course |already |just )?(?:checked|closed|opened|cleared|restarted|"
-    r"rebooted|unplugged|reinstalled|discussed|emailed|called|asked)\b",
+    r"rebooted|unplugged|reinstalled|discussed|emailed|called|asked)\b"
+    # "I restarted the app container", "I'm going to lie down in a dark room now" (writer E).
+    r"|^(?:On [\d-]+, )?the user (?:already |just )?(?:restarted|rebooted|unplugged|reinstalled)\b"
+    r"|^(?:On [\d-]+, )?the user is going to \w+.*\bnow\b",
     re.IGNORECASE,
 )
 # "He is away at university until the Easter holidays": an absence with its end in sight.
@@ -114,7 +117,7 @@ _MALFUNCTION = re.compile(
     r"|(?:isn't|is not|aren't|are not) (?:routing|syncing|loading|sending|connecting)"
     r"|(?:is|are) giving (?:the user |us )?\d{3}s|returning \d{3}"
     r"|segfaults?|(?:don't|doesn't|do not|does not) show up|never showed up"
-    r"|goes offline|disconnected again|complains? about"
+    r"|goes offline|disconnected again|complains? about|keeps? logging (?:the user|me|us) out|(?:it's|is) still happening"
     r")\b",
     re.IGNORECASE,
 )
