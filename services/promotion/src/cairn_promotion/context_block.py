@@ -14,6 +14,7 @@ question, an instruction or a credential is left to the decision.
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 
 from cairn_contracts.promotion import Candidate
 from cairn_promotion.names import profile_candidate
@@ -97,13 +98,22 @@ def lone_line_fact(value: str, turn: str) -> str | None:
     Elm Street, Leeds" -> "The user's address is 14 Elm Street, Leeds", not "14 Elm Street, Leeds"); None when
     `value` is not such a line's value or the key names no lasting attribute. The decision, not the shape, kept it,
     so a lone line that heads what follows is not made a memory here."""
+    if (line := _lines_by_value(turn).get(line_key(value))) is None:
+        return None
+    key, said = line
+    key = _NEW.sub("", re.sub(r"^(?:my|our)\s+", "", key, flags=re.IGNORECASE))
+    if _SAYS_SOMETHING.search(key) or _A_STATEMENT.search(said):
+        return None
+    return _as_fact(key, said.rstrip(" .;,"))
+
+
+@lru_cache(maxsize=16)
+def _lines_by_value(turn: str) -> dict[str, tuple[str, str]]:
+    """A turn's "Key: value" lines by their value, the first of each: read once per turn, not once per clause."""
+    lines: dict[str, tuple[str, str]] = {}
     for line in _LINE.finditer(turn):
-        if line_key(line["value"]) == line_key(value):
-            key = _NEW.sub("", re.sub(r"^(?:my|our)\s+", "", line["key"], flags=re.IGNORECASE))
-            if _SAYS_SOMETHING.search(key) or _A_STATEMENT.search(line["value"]):
-                return None
-            return _as_fact(key, line["value"].rstrip(" .;,"))
-    return None
+        lines.setdefault(line_key(line["value"]), (line["key"], line["value"]))
+    return lines
 
 
 def line_key(text: str) -> str:
