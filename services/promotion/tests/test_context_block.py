@@ -3,7 +3,7 @@
 import pytest
 
 from cairn_contracts.promotion import Candidate, Turn
-from cairn_promotion.context_block import block_candidates, line_key, lone_line_fact
+from cairn_promotion.context_block import block_candidates, line_key, lines_by_value, lone_line_fact
 from cairn_promotion.learned import LearnedDecision, load_default_decision
 from cairn_promotion.offline import OfflineCompiler, as_memory
 
@@ -81,7 +81,7 @@ def test_a_lone_key_value_line_is_no_block() -> None:
 def test_a_lone_key_value_line_the_decision_kept_says_its_key(
     turn: str, value: str, fact: str | None
 ) -> None:
-    assert lone_line_fact(value, turn) == fact
+    assert lone_line_fact(value, lines_by_value(turn)) == fact
 
 
 def test_a_line_and_its_clause_compare_without_bullet_case_or_closing_stop() -> None:

@@ -14,7 +14,6 @@ question, an instruction or a credential is left to the decision.
 
 import re
 from collections.abc import Callable
-from functools import lru_cache
 
 from cairn_contracts.promotion import Candidate
 from cairn_promotion.names import profile_candidate
@@ -93,12 +92,12 @@ _SAYS_SOMETHING = re.compile(
 _A_STATEMENT = re.compile(r"\b(?:is|are|was|were|stays?|goes|has|have)\b", re.IGNORECASE)
 
 
-def lone_line_fact(value: str, turn: str) -> str | None:
+def lone_line_fact(value: str, lines: dict[str, tuple[str, str]]) -> str | None:
     """The fact of a lone "Key: value" line whose value the decision kept as a clause of its own ("my address: 14
     Elm Street, Leeds" -> "The user's address is 14 Elm Street, Leeds", not "14 Elm Street, Leeds"); None when
     `value` is not such a line's value or the key names no lasting attribute. The decision, not the shape, kept it,
     so a lone line that heads what follows is not made a memory here."""
-    if (line := _lines_by_value(turn).get(line_key(value))) is None:
+    if (line := lines.get(line_key(value))) is None:
         return None
     key, said = line
     key = _NEW.sub("", re.sub(r"^(?:my|our)\s+", "", key, flags=re.IGNORECASE))
@@ -107,9 +106,9 @@ def lone_line_fact(value: str, turn: str) -> str | None:
     return _as_fact(key, said.rstrip(" .;,"))
 
 
-@lru_cache(maxsize=16)
-def _lines_by_value(turn: str) -> dict[str, tuple[str, str]]:
-    """A turn's "Key: value" lines by their value, the first of each: read once per turn, not once per clause."""
+def lines_by_value(turn: str) -> dict[str, tuple[str, str]]:
+    """A turn's "Key: value" lines by their value, the first of each, for `lone_line_fact`: read once per turn,
+    not once per clause (a 100,000-character turn of them is thousands of clauses)."""
     lines: dict[str, tuple[str, str]] = {}
     for line in _LINE.finditer(turn):
         lines.setdefault(line_key(line["value"]), (line["key"], line["value"]))

@@ -16,7 +16,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
-from functools import lru_cache
 from typing import Protocol
 
 from cairn_contracts.promotion import Candidate, Turn
@@ -48,7 +47,13 @@ from cairn_promotion.compiler import (
     READABLE_ROLES,
     recent_window,
 )
-from cairn_promotion.context_block import block_candidates, line_fact, line_key, lone_line_fact
+from cairn_promotion.context_block import (
+    block_candidates,
+    line_fact,
+    line_key,
+    lines_by_value,
+    lone_line_fact,
+)
 from cairn_promotion.corrections import apply_corrections, carry_updates
 from cairn_promotion.decisions import states_a_decision
 from cairn_promotion.duties import states_a_duty
@@ -209,6 +214,7 @@ class OfflineCompiler:
         # A context block's "Key: value" lines are read by their shape, in place of the decision's reading.
         blocks = _context_blocks(readable, turn_texts)
         candidates = []
+        keyed_lines: dict[int, dict[str, tuple[str, str]]] = {}  # per turn, its "Key: value" lines
         before: Clause | None = None
         for clause, (day, verdict) in read:
             if (block_fact := blocks.pop(line_key(clause.raw), None)) is not None:
@@ -225,11 +231,15 @@ class OfflineCompiler:
                 # clause under the gate keeps each fact the decision kept when it read that fact alone.
                 under = verdict[0] < DEFAULT_CONFIDENCE_THRESHOLD
                 parts = (parts_read_again if under else fact_parts)(clause.said or clause.text)
-                if clause.role == "user" and (
-                    keyed := lone_line_fact(clause.raw, turn_texts[clause.turn_index])
+                if clause.role == "user":
+                    if clause.turn_index not in keyed_lines:
+                        keyed_lines[clause.turn_index] = lines_by_value(turn_texts[clause.turn_index])
+                    if keyed := lone_line_fact(clause.raw, keyed_lines[clause.turn_index]):
+                        parts = [keyed]
+                # An instruction or a secret anywhere in the clause keeps every part of it out.
+                for said in (
+                    parts if not (is_instruction_like(clause.text) or holds_secret(clause.text)) else ()
                 ):
-                    parts = [keyed]
-                for said in parts:
                     part = clause if said == (clause.said or clause.text) else replace(clause, said=said)
                     part_verdict = (part_verdicts.get(said) if under else None) or verdict
                     if (candidate := _candidate(part, part_verdict, day, household)) is not None:
@@ -341,20 +351,13 @@ def _sentence_clauses(sentence: str, role: str, confirmed: bool, referents: Refe
     return found
 
 
-@lru_cache(maxsize=64)
-def _unsafe(said: str) -> bool:
-    """Whether a clause reads as an instruction or holds a secret: read once per clause, not once per part of it
-    (a 100,000-character run-on is thousands of parts)."""
-    return is_instruction_like(said) or holds_secret(said)
-
-
 def _candidate(
     clause: Clause, verdict: tuple[float, list[str]], day: date | None, household: bool = False
 ) -> Candidate | None:
     confidence, tags = verdict
     if clause.role == "assistant" and not (clause.confirmed and _SPEAKS_FOR_THE_USER.match(clause.text)):
         return None  # the assistant's own words are context; only what the user agreed to is a memory
-    if confidence < MIN_EMIT_CONFIDENCE or _unsafe(clause.text):
+    if confidence < MIN_EMIT_CONFIDENCE:
         return None
     # A question states nothing ("quick q, how do I make ruff ignore E501?"); a statement keeps its words
     # without the question or the thanks tagged on ("I take metformin, does that matter?").
