@@ -82,13 +82,9 @@ def answered(question_turn: str, answer: str, turn: str | None = None) -> list[s
     value = answer.strip().rstrip(".!")
     if not said.startswith(value) or not _SENTENCE_ENDS.match(said, len(value)):
         return []
-    if not questions or not value or len(value.split()) > _MAX_ANSWER_WORDS:
+    if not questions or not _is_bare_value(value):
         return []
     question = questions[-1].strip()
-    if _NO_VALUE.match(value):
-        return []
-    if "?" in value or _STATEMENT.search(value):
-        return []  # a question back, or a statement the decision reads itself ("MSRV is 1.74")
     # "Who is your provider, and have you restarted the router?" -> "Vodafone": the first question answered.
     first_asked = _AND.split(question.rstrip("?").strip())[0] + "?"
     if (fact := _attribute(question, value) or _attribute(first_asked, value)) is not None:
@@ -100,6 +96,18 @@ def answered(question_turn: str, answer: str, turn: str | None = None) -> list[s
     if (match := _DO_YOU_USE.match(question)) is not None and not _SENSITIVE.search(match.group("what")):
         return [f"The user uses {value}"]
     return []
+
+
+def _is_bare_value(value: str) -> bool:
+    """Whether an answer is a short value: not "yes" or "not sure", not a question back, not a statement the
+    decision reads itself ("MSRV is 1.74")."""
+    return (
+        bool(value)
+        and len(value.split()) <= _MAX_ANSWER_WORDS
+        and not _NO_VALUE.match(value)
+        and "?" not in value
+        and not _STATEMENT.search(value)
+    )
 
 
 def _attribute(question: str, value: str) -> str | None:
@@ -118,9 +126,7 @@ def _two_answers(question: str, sentence: str) -> list[str]:
         return []
     facts = []
     for part, value in zip(asked, values, strict=True):
-        if not value or len(value.split()) > _MAX_ANSWER_WORDS or _NO_VALUE.match(value):
-            return []
-        if "?" in value or _STATEMENT.search(value):
+        if not _is_bare_value(value):
             return []
         fact = _attribute(part.rstrip() + "?", value)
         if fact is None:

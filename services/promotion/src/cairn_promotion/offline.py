@@ -214,7 +214,11 @@ class OfflineCompiler:
         # A context block's "Key: value" lines are read by their shape, in place of the decision's reading.
         blocks = _context_blocks(readable, turn_texts)
         candidates = []
-        keyed_lines: dict[int, dict[str, tuple[str, str]]] = {}  # per turn, its "Key: value" lines
+        # Each user turn's "Key: value" lines, for a lone line's value the decision kept.
+        keyed_lines = [
+            lines_by_value(text) if turn.role.strip().lower() == "user" else {}
+            for turn, text in zip(readable, turn_texts, strict=True)
+        ]
         before: Clause | None = None
         for clause, (day, verdict) in read:
             if (block_fact := blocks.pop(line_key(clause.raw), None)) is not None:
@@ -225,21 +229,11 @@ class OfflineCompiler:
                 before = clause
                 continue
             memories: list[Candidate] = []  # this clause's, as the decision kept them
-            if verdict is not None and not is_heading(clause.raw):
+            # An instruction or a secret anywhere in the clause keeps every part of it out.
+            if verdict is not None and not is_heading(clause.raw) and not _unsafe(clause.text):
                 companion = companion_of(clause, before, turn_texts[clause.turn_index])
-                # One fact per memory: a kept clause of several bare-subject facts is a memory per fact; a
-                # clause under the gate keeps each fact the decision kept when it read that fact alone.
                 under = verdict[0] < DEFAULT_CONFIDENCE_THRESHOLD
-                parts = (parts_read_again if under else fact_parts)(clause.said or clause.text)
-                if clause.role == "user":
-                    if clause.turn_index not in keyed_lines:
-                        keyed_lines[clause.turn_index] = lines_by_value(turn_texts[clause.turn_index])
-                    if keyed := lone_line_fact(clause.raw, keyed_lines[clause.turn_index]):
-                        parts = [keyed]
-                # An instruction or a secret anywhere in the clause keeps every part of it out.
-                for said in (
-                    parts if not (is_instruction_like(clause.text) or holds_secret(clause.text)) else ()
-                ):
+                for said in _said_parts(clause, under, keyed_lines[clause.turn_index]):
                     part = clause if said == (clause.said or clause.text) else replace(clause, said=said)
                     part_verdict = (part_verdicts.get(said) if under else None) or verdict
                     if (candidate := _candidate(part, part_verdict, day, household)) is not None:
@@ -268,6 +262,19 @@ class OfflineCompiler:
                     candidates.extend(help_language_candidates(clause.raw, turn_text))
         candidates.extend(blocks.values())  # lines no clause read as written (a correction rewrote them)
         return dedupe(latest_per_slot(with_relations(candidates)))
+
+
+def _said_parts(clause: Clause, under: bool, lines: dict[str, tuple[str, str]]) -> list[str]:
+    """What a clause's memories say, one fact each: a lone "Key: value" line's value with its key; a kept clause's
+    bare-subject facts or run-on statements (`fact_parts`); a clause under the gate's facts, each of which the
+    decision read again alone (`parts_read_again`)."""
+    if clause.role == "user" and (keyed := lone_line_fact(clause.raw, lines)):
+        return [keyed]
+    return (parts_read_again if under else fact_parts)(clause.said or clause.text)
+
+
+def _unsafe(text: str) -> bool:
+    return is_instruction_like(text) or holds_secret(text)
 
 
 def _parts_decided(
