@@ -62,6 +62,14 @@ from cairn_promotion.offline import OfflineCompiler
         ("Allergic to penicillin", ["The user is allergic to penicillin"]),
         ("Also allergic to sulfa drugs.", ["The user is allergic to sulfa drugs"]),
         ("My sister is allergic to cats", []),
+        # The user's own reference, said as its label and value (in-style writers AC, AE).
+        ("hi, customer ID BK-77310-Q.", ["The user's customer ID is BK-77310-Q"]),
+        ("Student ID 2291847", ["The user's student ID is 2291847"]),
+        ("my member no. 55120-3", ["The user's member number is 55120-3"]),
+        ("NHS number: 4857773456", ["The user's NHS number is 4857773456"]),
+        ("order #558201", []),  # the session's order, not the user's record
+        ("account number please", []),  # no value
+        ("customer ID BK-77310-Q, order 99120", []),  # not the whole clause
     ],
 )
 def test_a_few_words_about_the_user_are_a_fact(said: str, facts: list[str]) -> None:

@@ -453,6 +453,12 @@ def test_learned_compiler_keeps_facts_and_drops_chatter(learned: LearnedDecision
             ["my fiancé Tomas we're getting married in October"],
         ),
         # A paragraph of them is not speech (a pasted or generated text): left whole.
+        # The user's own reference said first is a fact of its own (in-style writer AC).
+        (
+            "Student ID 2291847, PhD student in the School of Informatics",
+            ["Student ID 2291847", "PhD student in the School of Informatics"],
+        ),
+        ("order 99120, shipped Tuesday", ["order 99120, shipped Tuesday"]),
         (" ".join(["I'm a nurse I work nights"] * 5), [" ".join(["I'm a nurse I work nights"] * 5)]),
         ("I keep reading I should have bonds", ["I keep reading I should have bonds"]),
         (
@@ -479,6 +485,18 @@ def test_learned_compiler_writes_one_memory_per_fact(learned: LearnedDecision) -
     texts = [c.text for c in OfflineCompiler(learned).extract(turns) if c.confidence >= 0.6]
     assert "Prod runs on EKS in eu-west-1" in texts
     assert "Node group is m6i.xlarge" in texts
+
+
+def test_the_users_own_reference_is_a_memory_of_its_own(learned: LearnedDecision) -> None:
+    # Said alone it has no verb for the decision (0.5); said first in a kept clause it is split off (writer AC).
+    turns = [
+        Turn(role="user", content="hi, customer ID BK-77310-Q. order #558201 was charged twice"),
+        Turn(role="user", content="Hi, student ID 2291847, PhD student in the School of Informatics."),
+    ]
+    kept = [c.text for c in OfflineCompiler(learned).extract(turns) if c.confidence >= 0.6]
+    assert "The user's customer ID is BK-77310-Q" in kept
+    assert "The user's student ID is 2291847" in kept
+    assert not any("2291847" in text and "Informatics" in text for text in kept)
 
 
 def test_a_clause_under_the_gate_keeps_each_fact_its_decision_keeps_alone(learned: LearnedDecision) -> None:

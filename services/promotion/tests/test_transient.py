@@ -70,6 +70,7 @@ from cairn_promotion.transient import is_transient
         "It segfaults on the second loop iteration",
         "New emails don't show up",
         "Order #48213 never showed up",
+        "Order 99120 hasn't arrived",
         "Lint passes now but kubeconform complains about an empty limits block",
         # Today said at either end, in the languages writer C mixes in.
         "Hoy leí el paper de Hughes 2018",

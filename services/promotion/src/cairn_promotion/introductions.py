@@ -8,14 +8,23 @@ whole clause and nothing else, and kept at the names' confidence (`names.profile
 A bare trade or state ("Master electrician", "Vegan") is the user's only where its place in the turn says so: opening
 a turn the user goes on about in the first person, or an item of a list headed as theirs ("About me:"). An allergy
 of the user's or of someone of theirs (`states_an_allergy`), and a condition or the home of someone of theirs
-(`states_their_condition_or_home`), are likewise kept at that confidence.
+(`states_their_condition_or_home`), are likewise kept at that confidence. So is the user's own reference said as
+its label and value ("hi, customer ID BK-77310-Q": `own_identifier`).
 """
 
 import functools
 import re
 
 from cairn_contracts.promotion import Candidate
-from cairn_promotion.lexicon import OCCUPATIONS, PETS, RELATION, STOP_WORDS
+from cairn_promotion.lexicon import (
+    IDENTIFIER_VALUE,
+    OCCUPATIONS,
+    OWN_ID_KEY,
+    OWN_ID_WORD,
+    PETS,
+    RELATION,
+    STOP_WORDS,
+)
 from cairn_promotion.names import profile_candidate
 from cairn_promotion.safety import holds_secret, is_instruction_like
 
@@ -28,6 +37,14 @@ _SELF_NAME = re.compile(
     rf"(?P<name>{_NAME_WORD}(?:\s+{_NAME_WORD})?)\s*[.!]*$",
     re.IGNORECASE,
 )
+# "hi, customer ID BK-77310-Q.", "student ID 2291847", "my member number: 55120-3": the user's own reference, said
+# as a label and its value with nothing else (the decision scores it 0.49-0.51, having no verb to read).
+_OWN_IDENTIFIER = re.compile(
+    rf"^{_GREETING}(?:my\s+)?(?P<key>(?:{OWN_ID_KEY})\s+(?:{OWN_ID_WORD}))\s*(?:is\s+|:\s*)?"
+    rf"(?P<value>{IDENTIFIER_VALUE})\s*[.!]*$",
+    re.IGNORECASE,
+)
+_ID_WORD_SAID = {"id": "ID", "no": "number", "no.": "number", "#": "number"}
 _NOT_A_NAME = re.compile(r"(?:ian|ese|ish|ic|ist|ed|ing)$|^[A-Z]{2,}$")
 # Function words and states ("I'm Back", "I'm OK") that a capital does not make a name.
 _NOT_NAME_WORDS = STOP_WORDS | frozenset(
@@ -271,7 +288,18 @@ def introduced(text: str, of_the_user: bool = False) -> list[str]:
         return [f"The user's partner is named {match.group('name')}"]
     if (match := _ALLERGY.match(clause)) is not None:
         return [f"The user is allergic to {match.group('what')}"]
+    if (identifier := own_identifier(clause)) is not None:
+        return [identifier]
     return []
+
+
+def own_identifier(clause: str) -> str | None:
+    """ "customer ID BK-77310-Q" -> "The user's customer ID is BK-77310-Q"; None unless the clause is only that."""
+    if (match := _OWN_IDENTIFIER.match(clause.strip())) is None:
+        return None
+    *key, word = match.group("key").split()
+    said = " ".join(k if k.isupper() else k.lower() for k in key)
+    return f"The user's {said} {_ID_WORD_SAID.get(word.lower(), word.lower())} is {match.group('value')}"
 
 
 def _opening_lowered(role: str) -> str:

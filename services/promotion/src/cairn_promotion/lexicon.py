@@ -58,6 +58,15 @@ PROFILE_ATTR = (
     r"handle|title|job title|role|team|employer|company|native language|language|id|account|"
     r"account id|account number|member number|customer number|frequent flyer number|passport"
 )
+# Whose reference the user gives as their own ("customer ID BK-77310-Q", "student ID 2291847"): the keys of an
+# account or a record of the user's. An order's, a ticket's or a case's number is the session's, never theirs.
+OWN_ID_KEY = (
+    r"customer|student|account|member|membership|employee|staff|patient|policy|loyalty|subscriber|client|"
+    r"library card|frequent flyer|nhs"
+)
+OWN_ID_WORD = r"id|number|no\.?|#"
+# An identifier holds a digit: "customer ID BK-77310-Q", "account number A-4410778", never "account number please".
+IDENTIFIER_VALUE = r"[A-Za-z0-9][\w/-]*\d[\w/-]*"
 
 TIMEZONES = (
     r"utc(?:[+-]\d{1,2})?|gmt(?:[+-]\d{1,2})?|cet|cest|eet|eest|wet|west|bst|ist|jst|kst|aest|aedt|nzst|"

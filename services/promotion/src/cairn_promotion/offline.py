@@ -64,6 +64,7 @@ from cairn_promotion.introductions import (
     is_bare_profile,
     listed_about_the_user,
     opens_turn_about_the_user,
+    own_identifier,
     states_a_health_fact,
     states_an_allergy,
     states_their_condition_or_home,
@@ -270,7 +271,9 @@ def _said_parts(clause: Clause, under: bool, lines: dict[str, tuple[str, str]]) 
     decision read again alone (`parts_read_again`)."""
     if clause.role == "user" and (keyed := lone_line_fact(clause.raw, lines)):
         return [keyed]
-    return (parts_read_again if under else fact_parts)(clause.said or clause.text)
+    parts = (parts_read_again if under else fact_parts)(clause.said or clause.text)
+    # The user's own reference ("Student ID 2291847") says whose it is.
+    return [own_identifier(part) or part for part in parts] if clause.role == "user" else parts
 
 
 def _unsafe(text: str) -> bool:

@@ -117,6 +117,7 @@ _MALFUNCTION = re.compile(
     r"|(?:isn't|is not|aren't|are not) (?:routing|syncing|loading|sending|connecting)"
     r"|(?:is|are) giving (?:the user |us )?\d{3}s|returning \d{3}"
     r"|segfaults?|(?:don't|doesn't|do not|does not) show up|never showed up"
+    r"|(?:hasn't|has not|haven't|have not|never|didn't|did not) (?:arrived?|been delivered)"
     r"|goes offline|disconnected again|complains? about|keeps? logging (?:the user|me|us) out|(?:it's|is) still happening"
     r")\b",
     re.IGNORECASE,
