@@ -70,6 +70,12 @@ from cairn_promotion.offline import OfflineCompiler
         ("order #558201", []),  # the session's order, not the user's record
         ("account number please", []),  # no value
         ("customer ID BK-77310-Q, order 99120", []),  # not the whole clause
+        # How many the user works with (in-style writer AB).
+        ("we're a 6-person agency", ["The user's agency has 6 people"]),
+        ("We're a small team of 5 engineers.", ["The user's team has 5 engineers"]),
+        ("we're a team of 4", ["The user's team has 4 people"]),
+        ("we're a 6-person studio making a mobile puzzle game", []),  # more than the size: the decision's
+        ("we're a team player", []),
     ],
 )
 def test_a_few_words_about_the_user_are_a_fact(said: str, facts: list[str]) -> None:
