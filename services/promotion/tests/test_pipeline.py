@@ -15,7 +15,13 @@ from cairn_promotion.learned import (
     cheap_features,
     load_default_decision,
 )
-from cairn_promotion.names import NAMED_CONFIDENCE, named_relations, with_kin_owner, with_relations
+from cairn_promotion.names import (
+    NAMED_CONFIDENCE,
+    is_name_fact,
+    named_relations,
+    with_kin_owner,
+    with_relations,
+)
 from cairn_promotion.offline import (
     OfflineCompiler,
     _candidate,
@@ -597,6 +603,13 @@ def test_a_confirmed_recap_of_the_users_own_choice_is_kept(
         ("my fiancé Tomas and I are getting married in October", ["The user's fiancé is named Tomas"]),
         ("My grandson Thomas is devoted to birdwatching", ["The user's grandson is named Thomas"]),
         ("my mother-in-law Brenda is staying with us", ["The user's mother-in-law is named Brenda"]),
+        # Someone known by role, with the title they go by (writers D, H, M, O; in-style writer AB).
+        ("My supervisor Dr. Eun-ji Park wants the raw data", ["The user's supervisor is Dr. Eun-ji Park"]),
+        ("My supervisor, Dr Helen Marsh, is brilliant", ["The user's supervisor is Dr Helen Marsh"]),
+        ("visits from my physiotherapist, Mrs Okafor.", ["The user's physiotherapist is Mrs Okafor"]),
+        # Without a title, no writer in dataset_v2's style labels one.
+        ("My accountant Dana handles my return", []),
+        ("my doctor said so", []),
     ],
 )
 def test_a_name_said_in_passing_is_its_own_fact(said: str, facts: list[str]) -> None:
@@ -614,6 +627,18 @@ def test_a_named_relation_survives_the_one_off_that_carried_it() -> None:
     named = [c for c in OfflineCompiler().extract(turns) if "named" in c.text]
     assert [(c.text, c.slot is not None) for c in named] == [("The user's daughter is named Amara", True)]
     assert named[0].confidence >= DEFAULT_CONFIDENCE_THRESHOLD
+
+
+def test_a_titled_name_is_kept_beside_what_is_said_of_them(learned: LearnedDecision) -> None:
+    said = "My supervisor Dr. Okafor wants stats described in detail."
+    kept = [
+        c.text
+        for c in OfflineCompiler(learned).extract([Turn(role="user", content=said)])
+        if c.confidence >= 0.6
+    ]
+    assert "The user's supervisor is Dr. Okafor" in kept
+    assert is_name_fact("The user's supervisor is Dr. Okafor")
+    assert not is_name_fact("The user's supervisor is busy")
 
 
 def test_a_later_name_takes_the_slot() -> None:

@@ -72,6 +72,7 @@ from cairn_promotion.introductions import (
 from cairn_promotion.names import (
     NAMED_CONFIDENCE,
     is_bare_name,
+    is_name_fact,
     named_candidates,
     with_kin_owner,
     with_relations,
@@ -496,12 +497,12 @@ def dedupe(candidates: list[Candidate]) -> list[Candidate]:
         tokens = content_tokens(candidate.text)
         # A name is a fact of its own even where a longer memory names the person too ("The user's partner is
         # named Dev" beside "The user and the user's partner Dev adopted a greyhound named Biscuit").
-        named = _NAMED.match(candidate.text) is not None
+        named = is_name_fact(candidate.text)
         duplicate = next(
             (
                 i
                 for i, (other, kept_one) in enumerate(kept)
-                if _same_fact(tokens, other, subset=not named and _NAMED.match(kept_one.text) is None)
+                if _same_fact(tokens, other, subset=not named and not is_name_fact(kept_one.text))
             ),
             None,
         )
@@ -518,7 +519,7 @@ def dedupe(candidates: list[Candidate]) -> list[Candidate]:
         for tokens, c in kept
         if not (
             len(tokens) < _SUBSET_MIN_WORDS
-            and _NAMED.match(c.text) is None
+            and not is_name_fact(c.text)
             and any(
                 tokens < other and holder.confidence >= min(c.confidence, DEFAULT_CONFIDENCE_THRESHOLD)
                 for other, holder in kept
@@ -527,7 +528,6 @@ def dedupe(candidates: list[Candidate]) -> list[Candidate]:
     ]
 
 
-_NAMED = re.compile(r"^The user's [\w' -]+ is named [A-Z]")
 # Content words a memory needs before another memory holding them all makes it the same fact.
 _SUBSET_MIN_WORDS = 3
 
