@@ -104,6 +104,20 @@ def test_a_household_move_holds_the_users_residence_slot() -> None:
     assert slot_of(self_contained("we moved to Lisbon in May")) == "user|residence"
 
 
+@pytest.mark.parametrize(
+    ("said", "memory"),
+    [
+        ("we moved to Lisbon in May", "The user moved to Lisbon in May"),
+        ("we moved here from Leeds in the summer", "The user moved here from Leeds in the summer"),
+        # A move of tools is the team's (in-style writers AC, AF; writer O).
+        ("we moved to vitest in January", "The user's team moved to vitest in January"),
+        ("we moved from Jenkins to GitHub Actions", "The user's team moved from Jenkins to GitHub Actions"),
+    ],
+)
+def test_a_move_is_the_users_home_only_between_places(said: str, memory: str) -> None:
+    assert self_contained(said) == memory
+
+
 def test_later_value_of_a_slot_wins_within_a_session() -> None:
     early = Candidate(text="The standup is at 09:30", confidence=0.9, slot="standup|is")
     late = Candidate(text="The standup is at 10:00", confidence=0.7, slot="standup|is")

@@ -42,3 +42,12 @@ MOVED_TO = re.compile(r"\b(?:moved|relocated)(?: back)? (?:out )?to\s+", re.IGNO
 def moves_home(text: str) -> bool:
     """Whether a "moved to ..." names a place, not a tool or a time ("moved to Lisbon" yes, "moved to R" no)."""
     return any(place_at(text[m.end() :]) is not None for m in MOVED_TO.finditer(text))
+
+
+# "moved to Lisbon", "moved here from Ghent in the summer": a move of home, either way.
+_MOVED = re.compile(r"\b(?:moved|relocated)(?: back| here| over| out)? (?:to|from)\s+", re.IGNORECASE)
+
+
+def moves_between_places(text: str) -> bool:
+    """Whether a move names a place it went to or came from ("moved from Ghent" yes, "moved from Jenkins" no)."""
+    return any(place_at(text[m.end() :]) is not None for m in _MOVED.finditer(text))

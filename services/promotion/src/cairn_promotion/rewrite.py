@@ -4,6 +4,7 @@ import re
 from datetime import date
 
 from cairn_promotion.lexicon import FREQUENCY, PAST_IRREGULAR, PETS, RELATION
+from cairn_promotion.places import moves_between_places
 from cairn_promotion.text import DISCOURSE_PREFIX
 
 # --- Normalisation -------------------------------------------------------------------------------------
@@ -102,7 +103,7 @@ _ME = re.compile(r"\bme\b", re.IGNORECASE)
 _WE_FAMILY = re.compile(
     r"\b(?:(?:kid|dog|cat|pupp(?:y|ie)|house|home|flat|apartment|garden|partner|wife|husband|son|daughter|"
     r"holiday|vacation|famil(?:y|ie)|dinner|anniversar(?:y|ie)|bab(?:y|ie)|car|grocer(?:y|ie)|pet)s?|"
-    r"adopted|married|wedding|children|moved to|drive|live in|living in)\b",
+    r"adopted|married|wedding|children|drive|live in|living in)\b",
     re.IGNORECASE,
 )
 # A session about home life, with no workplace in it: its "we" is the user and the people they live with
@@ -479,7 +480,9 @@ def _rewrite_we(text: str, household: bool = False) -> str:
     match = _WE_HEAD.match(text)
     if not match:
         return text
-    who = "The user" if household or _WE_FAMILY.search(text) else "The user's team"
+    # "we moved to Lisbon" / "from Ghent" is a home; "we moved to vitest", "from Jenkins" is the team's stack.
+    at_home = household or _WE_FAMILY.search(text) is not None or moves_between_places(text)
+    who = "The user" if at_home else "The user's team"
     aux = match.group(0).strip().lower()
     rest = text[match.end() :]
     if aux in ("we're", "we are"):
