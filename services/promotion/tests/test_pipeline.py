@@ -580,7 +580,7 @@ def test_advice_the_user_agreed_to_is_still_the_assistants(learned: LearnedDecis
     [
         (
             "Earlier you decided on the OpenSubtitles 2018 Dutch subset for pretraining.",
-            "Earlier the user decided on the OpenSubtitles 2018 Dutch subset for pretraining",
+            "The user decided on the OpenSubtitles 2018 Dutch subset for pretraining",
         ),
         (
             "Decision: we'll pin asyncpg to 0.29 until the pool bug is fixed.",
@@ -594,6 +594,14 @@ def test_a_confirmed_recap_of_the_users_own_choice_is_kept(
     turns = [Turn(role="assistant", content=said), Turn(role="user", content="yes exactly, that's the one")]
     texts = [c.text for c in OfflineCompiler(learned).extract(turns)]
     assert kept in texts
+
+
+def test_a_confirmed_recap_of_a_decision_passes_the_gate(learned: LearnedDecision) -> None:
+    # Without the recap's "Earlier" it has the shape of a decision (`decisions`), kept at the names' confidence.
+    said = "Earlier you decided on the OpenSubtitles 2018 Dutch subset for pretraining."
+    turns = [Turn(role="assistant", content=said), Turn(role="user", content="yes, that's what we agreed")]
+    kept = [c.text for c in OfflineCompiler(learned).extract(turns) if c.confidence >= 0.6]
+    assert kept == ["The user decided on the OpenSubtitles 2018 Dutch subset for pretraining"]
 
 
 @pytest.mark.parametrize(

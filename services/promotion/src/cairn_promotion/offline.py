@@ -139,6 +139,9 @@ _SPEAKS_FOR_THE_USER = re.compile(
 )
 
 
+_RECAP_LEAD_IN = re.compile(r"^(?:earlier|previously|as agreed|as discussed)\b[\s,]*", re.IGNORECASE)
+
+
 # What the decision says of one clause: (confidence, tags), or None for "not a memory".
 Verdict = tuple[float, list[str]] | None
 
@@ -373,6 +376,8 @@ def _candidate(
     # A question states nothing ("quick q, how do I make ruff ignore E501?"); a statement keeps its words
     # without the question or the thanks tagged on ("I take metformin, does that matter?").
     words = clause.said or clause.text
+    if clause.role == "assistant":
+        words = _RECAP_LEAD_IN.sub("", words)  # "Earlier you decided on X": the recap's time, not the fact's
     stated = GRATITUDE.sub("", TAG_QUESTION.sub("", words))
     if is_question(stated) or is_reaction(stated) or is_reported_opinion(stated) or THANKED_FOR.match(stated):
         return None
