@@ -17,15 +17,7 @@ import functools
 import re
 
 from cairn_contracts.promotion import Candidate
-from cairn_promotion.lexicon import (
-    IDENTIFIER_VALUE,
-    OCCUPATIONS,
-    OWN_ID_KEY,
-    OWN_ID_WORD,
-    PETS,
-    RELATION,
-    STOP_WORDS,
-)
+from cairn_promotion.lexicon import OCCUPATIONS, OWN_IDENTIFIER, PETS, RELATION, STOP_WORDS
 from cairn_promotion.names import profile_candidate
 from cairn_promotion.safety import holds_secret, is_instruction_like
 
@@ -40,11 +32,7 @@ _SELF_NAME = re.compile(
 )
 # "hi, customer ID BK-77310-Q.", "student ID 2291847", "my member number: 55120-3": the user's own reference, said
 # as a label and its value with nothing else (the decision scores it 0.49-0.51, having no verb to read).
-_OWN_IDENTIFIER = re.compile(
-    rf"^{_GREETING}(?:my\s+)?(?P<key>(?:{OWN_ID_KEY})\s+(?:{OWN_ID_WORD}))\s*(?:is\s+|:\s*)?"
-    rf"(?P<value>{IDENTIFIER_VALUE})\s*[.!]*$",
-    re.IGNORECASE,
-)
+_OWN_IDENTIFIER = re.compile(rf"^{_GREETING}{OWN_IDENTIFIER}\s*[.!]*$", re.IGNORECASE)
 _ID_WORD_SAID = {"id": "ID", "no": "number", "no.": "number", "#": "number"}
 _NOT_A_NAME = re.compile(r"(?:ian|ese|ish|ic|ist|ed|ing)$|^[A-Z]{2,}$")
 # Function words and states ("I'm Back", "I'm OK") that a capital does not make a name.

@@ -64,9 +64,12 @@ OWN_ID_KEY = (
     r"customer|student|account|member|membership|employee|staff|patient|policy|loyalty|subscriber|client|"
     r"library card|frequent flyer|nhs"
 )
-OWN_ID_WORD = r"id|number|no\.?|#"
-# An identifier holds a digit: "customer ID BK-77310-Q", "account number A-4410778", never "account number please".
-IDENTIFIER_VALUE = r"[A-Za-z0-9][\w/-]*\d[\w/-]*"
+# "customer ID BK-77310-Q", "my member number: 55120-3": the label (`key`) and the value, which holds a digit ("account
+# number please" has none). Case-insensitive; anchored by its users.
+OWN_IDENTIFIER = (
+    rf"(?:my\s+)?(?P<key>(?:{OWN_ID_KEY})\s+(?:id|number|no\.?|#))\s*(?:is\s+|:\s*)?"
+    r"(?P<value>[A-Za-z0-9][\w/-]*\d[\w/-]*)"
+)
 
 TIMEZONES = (
     r"utc(?:[+-]\d{1,2})?|gmt(?:[+-]\d{1,2})?|cet|cest|eet|eest|wet|west|bst|ist|jst|kst|aest|aedt|nzst|"

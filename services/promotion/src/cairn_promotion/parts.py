@@ -6,7 +6,7 @@ All of it runs after the decision, on the words of a clause it read whole (as it
 
 import re
 
-from cairn_promotion.lexicon import FREQUENCY, IDENTIFIER_VALUE, OWN_ID_KEY, OWN_ID_WORD
+from cairn_promotion.lexicon import FREQUENCY, OWN_IDENTIFIER
 
 # "prod runs on GKE in us-central1, staging is a separate project", "take-home is £3,100/month, rent is £1,250":
 # a bare noun and its verb after a comma start a fact of their own. Not a relative ("which is lovely"), a
@@ -23,10 +23,7 @@ _BARE_SUBJECT = re.compile(
 FACT_PART_MIN_WORDS = 3
 # "Student ID 2291847, PhD student in the School of Informatics": the user's own reference said first, then
 # something else after a comma; the reference is a fact of its own.
-_OPENING_IDENTIFIER = re.compile(
-    rf"^(?:my\s+)?(?:{OWN_ID_KEY})\s+(?:{OWN_ID_WORD})\s*(?:is\s+|:\s*)?{IDENTIFIER_VALUE}(?=,\s+\S)",
-    re.IGNORECASE,
-)
+_OPENING_IDENTIFIER = re.compile(rf"^{OWN_IDENTIFIER}(?P<comma>,\s+)(?=\S)", re.IGNORECASE)
 
 # "I'm a PhD student I work on soil microbiomes", "I'm type 1 diabetic I use a Dexcom G7", "our dog Biscuit he's a
 # beagle he just loses it": a dictated run-on has no punctuation where a statement ends. "I", "we", "he", "she"
@@ -170,8 +167,8 @@ def fact_parts(said: str) -> list[str]:
     two. A part shorter than `FACT_PART_MIN_WORDS` stays with the part before it."""
     parts: list[str] = []
     if (identifier := _OPENING_IDENTIFIER.match(said)) is not None:
-        parts.append(identifier.group())
-        said = said[identifier.end() + 1 :].strip()
+        parts.append(said[: identifier.start("comma")])
+        said = said[identifier.end() :]
     for piece in (p for run in _run_on_statements(said) for p in _BARE_SUBJECT.split(run)):
         if parts and len(parts[-1].split()) < FACT_PART_MIN_WORDS:
             parts[-1] = f"{parts[-1]}, {piece}"

@@ -39,15 +39,19 @@ def place_at(text: str) -> str | None:
 MOVED_TO = re.compile(r"\b(?:moved|relocated)(?: back)? (?:out )?to\s+", re.IGNORECASE)
 
 
-def moves_home(text: str) -> bool:
-    """Whether a "moved to ..." names a place, not a tool or a time ("moved to Lisbon" yes, "moved to R" no)."""
-    return any(place_at(text[m.end() :]) is not None for m in MOVED_TO.finditer(text))
-
-
 # "moved to Lisbon", "moved here from Ghent in the summer": a move of home, either way.
 _MOVED = re.compile(r"\b(?:moved|relocated)(?: back| here| over| out)? (?:to|from)\s+", re.IGNORECASE)
 
 
+def moves_home(text: str) -> bool:
+    """Whether a "moved to ..." names a place, not a tool or a time ("moved to Lisbon" yes, "moved to R" no)."""
+    return _place_after(MOVED_TO, text)
+
+
 def moves_between_places(text: str) -> bool:
     """Whether a move names a place it went to or came from ("moved from Ghent" yes, "moved from Jenkins" no)."""
-    return any(place_at(text[m.end() :]) is not None for m in _MOVED.finditer(text))
+    return _place_after(_MOVED, text)
+
+
+def _place_after(move: re.Pattern[str], text: str) -> bool:
+    return any(place_at(text[m.end() :]) is not None for m in move.finditer(text))
