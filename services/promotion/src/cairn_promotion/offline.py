@@ -57,6 +57,7 @@ from cairn_promotion.context_block import (
 from cairn_promotion.corrections import apply_corrections, carry_updates
 from cairn_promotion.decisions import states_a_decision
 from cairn_promotion.duties import states_a_duty
+from cairn_promotion.habits import states_a_tool_habit
 from cairn_promotion.hedges import is_bare_plan, is_guess, is_venting, without_undecided
 from cairn_promotion.help_language import as_help_language, help_language_candidates
 from cairn_promotion.introductions import (
@@ -398,6 +399,7 @@ _KEPT_BY_SHAPE = (
     states_a_health_fact,
     states_a_duty,
     states_a_decision,
+    states_a_tool_habit,
 )
 
 
