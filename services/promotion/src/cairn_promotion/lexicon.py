@@ -41,8 +41,8 @@ ROLES = (
 OCCUPATIONS = (
     "nurse|electrician|plumber|carpenter|welder|mechanic|cook|chef|baker|barista|bartender|server|waiter|waitress|"
     "teacher|lecturer|professor|librarian|researcher|scientist|engineer|developer|dev|programmer|designer|"
-    "architect|analyst|accountant|bookkeeper|lawyer|solicitor|paralegal|doctor|physician|surgeon|dentist|"
-    "pharmacist|paramedic|midwife|firefighter|farmer|gardener|landscaper|driver|pilot|translator|interpreter|"
+    "architect|analyst|accountant|bookkeeper|lawyer|attorney|barrister|solicitor|paralegal|doctor|physician|"
+    "surgeon|dentist|pharmacist|paramedic|midwife|firefighter|farmer|gardener|landscaper|driver|pilot|translator|interpreter|"
     "writer|journalist|editor|photographer|illustrator|freelancer|contractor|consultant|sysadmin|"
     "administrator|technician|student|postdoc|veterinarian|vet|therapist|physiotherapist|physio|tutor|"
     "carer|caregiver|cleaner|receptionist|recruiter|officer|guard|soldier|founder|cofounder|co-founder"
