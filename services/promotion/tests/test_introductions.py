@@ -86,7 +86,8 @@ def test_a_few_words_about_the_user_are_a_fact(said: str, facts: list[str]) -> N
     ("said", "opens_turn", "facts"),
     [
         ("Master electrician", True, ["The user is a master electrician"]),
-        ("Solo criminal defense attorney", True, ["The user is a solo criminal defense attorney"]),  # writer K
+        # Writer K.
+        ("Solo criminal defense attorney", True, ["The user is a solo criminal defense attorney"]),
         ("Line cook at a pasta place", True, ["The user is a line cook at a pasta place"]),
         ("Master electrician", False, []),  # inside a turn it may be anyone's trade
         ("Quick question", True, []),
