@@ -30,7 +30,7 @@ from cairn_promotion.offline import (
     latest_per_slot,
     session_clauses,
 )
-from cairn_promotion.parts import fact_parts
+from cairn_promotion.parts import fact_parts, parts_read_again
 from cairn_promotion.rewrite import is_household, self_contained, with_bare_subject
 from cairn_promotion.rules import is_reaction, is_reported_opinion, penalty_hits
 from cairn_promotion.safety import holds_secret, turn_is_tainted
@@ -505,6 +505,19 @@ def test_learned_compiler_writes_one_memory_per_fact(learned: LearnedDecision) -
     texts = [c.text for c in OfflineCompiler(learned).extract(turns) if c.confidence >= 0.6]
     assert "Prod runs on EKS in eu-west-1" in texts
     assert "Node group is m6i.xlarge" in texts
+
+
+def test_a_clause_under_the_gate_is_read_again_without_its_topic_label(learned: LearnedDecision) -> None:
+    # "Deps:" before a statement with its own subject costs it the gate (0.43; writer P); a kept clause keeps its
+    # label, which may say what it is about ("On-call: I'm on the rotation every 4th week").
+    assert parts_read_again("Deps: we use Poetry, not pip") == ["we use Poetry, not pip"]
+    assert parts_read_again("Prod: EKS in us-east-2") == ["Prod: EKS in us-east-2"]
+    kept = [
+        c.text
+        for c in OfflineCompiler(learned).extract([Turn(role="user", content="Deps: we use Poetry, not pip")])
+        if c.confidence >= 0.6
+    ]
+    assert kept == ["The user's team uses Poetry, not pip"]
 
 
 def test_the_users_own_reference_is_a_memory_of_its_own(learned: LearnedDecision) -> None:

@@ -71,6 +71,7 @@ from cairn_promotion.transient import is_transient
         "New emails don't show up",
         "Order #48213 never showed up",
         "Order 99120 hasn't arrived",
+        "my flight is delayed 3 hours at Frankfurt",
         "Lint passes now but kubeconform complains about an empty limits block",
         # Today said at either end, in the languages writer C mixes in.
         "Hoy leí el paper de Hughes 2018",
@@ -132,6 +133,7 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
             "Prod runs on EKS in eu-west-1 and the checkout pods keep getting OOMKilled",
         ),
         ("I pay my rent on the 1st", "The user pays the user's rent on the 1st"),
+        ("my train is delayed every winter", "The user's train is delayed every winter"),
         ("Clients are on net 30 with a 2% late fee", "Clients are on net 30 with a 2% late fee"),
         ("Rent went up to £1,320 from this month", "Rent went up to £1,320 from this month"),
         (

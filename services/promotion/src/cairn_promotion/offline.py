@@ -276,7 +276,8 @@ def _said_parts(clause: Clause, under: bool, lines: dict[str, tuple[str, str]]) 
     decision read again alone (`parts_read_again`)."""
     if clause.role == "user" and (keyed := lone_line_fact(clause.raw, lines)):
         return [keyed]
-    parts = (parts_read_again if under else fact_parts)(clause.said or clause.text)
+    said = clause.said or clause.text
+    parts = parts_read_again(said, clause.role == "user") if under else fact_parts(said)
     # The user's own reference ("Student ID 2291847") says whose it is.
     return [own_identifier(part) or part for part in parts] if clause.role == "user" else parts
 
@@ -297,7 +298,8 @@ def _parts_decided(
     parts: list[tuple[Clause, str]] = []
     for (clause, _), verdict in zip(found, decided, strict=True):
         if verdict is not None and verdict[0] < DEFAULT_CONFIDENCE_THRESHOLD:
-            if (split := parts_read_again(said := clause.said or clause.text)) != [said]:
+            said = clause.said or clause.text
+            if (split := parts_read_again(said, clause.role == "user")) != [said]:
                 parts.extend((clause, part) for part in split)
     if not parts:
         return {}

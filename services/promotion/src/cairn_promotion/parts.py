@@ -7,6 +7,7 @@ All of it runs after the decision, on the words of a clause it read whole (as it
 import re
 
 from cairn_promotion.lexicon import FREQUENCY, OWN_IDENTIFIER
+from cairn_promotion.text import TOPIC_LABEL
 
 # "prod runs on GKE in us-central1, staging is a separate project", "take-home is £3,100/month, rent is £1,250":
 # a bare noun and its verb after a comma start a fact of their own. Not a relative ("which is lovely"), a
@@ -156,10 +157,14 @@ _TURN_TO_NOW = re.compile(
 )
 
 
-def parts_read_again(said: str) -> list[str]:
+def parts_read_again(said: str, of_the_user: bool = True) -> list[str]:
     """A clause the decision scored under the gate, as the facts it may hold for the decision to read alone:
-    `fact_parts`, and each also cut where speech turns to what is happening now."""
-    return [piece.strip() for part in fact_parts(said) for piece in _TURN_TO_NOW.split(part) if piece.strip()]
+    `fact_parts`, and each also cut where speech turns to what is happening now. The user's topic label before a
+    statement with its own subject is left out ("Deps: we use Poetry, not pip" scores 0.43, "we use Poetry, not pip"
+    0.99); a kept clause keeps its label, which may say what the statement is about ("On-call: I'm on the rotation").
+    """
+    parts = fact_parts(TOPIC_LABEL.sub("", said) if of_the_user else said)
+    return [piece.strip() for part in parts for piece in _TURN_TO_NOW.split(part) if piece.strip()]
 
 
 def fact_parts(said: str) -> list[str]:

@@ -118,6 +118,8 @@ _MALFUNCTION = re.compile(
     r"|(?:is|are) giving (?:the user |us )?\d{3}s|returning \d{3}"
     r"|segfaults?|(?:don't|doesn't|do not|does not) show up|never showed up"
     r"|(?:hasn't|has not|haven't|have not|never|didn't|did not) (?:arrived?|been delivered)"
+    # "The user's flight is delayed 3 hours at Frankfurt" (writer AA); "Trains are delayed every winter" stays.
+    r"|(?:is|are|was|were|got|has been|have been) (?:\w+ )?delayed\b(?! (?:every|each|often|usually))"
     r"|goes offline|disconnected again|complains? about|keeps? logging (?:the user|me|us) out|(?:it's|is) still happening"
     r")\b",
     re.IGNORECASE,
