@@ -529,6 +529,7 @@ def test_the_users_own_reference_is_a_memory_of_its_own(learned: LearnedDecision
     kept = [c.text for c in OfflineCompiler(learned).extract(turns) if c.confidence >= 0.6]
     assert "The user's customer ID is BK-77310-Q" in kept
     assert "The user's student ID is 2291847" in kept
+    assert "The user is a PhD student in the School of Informatics" in kept  # the same person's trade
     assert not any("2291847" in text and "Informatics" in text for text in kept)
 
 

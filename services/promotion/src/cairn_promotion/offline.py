@@ -61,6 +61,7 @@ from cairn_promotion.habits import states_a_tool_habit
 from cairn_promotion.hedges import is_bare_plan, is_guess, is_venting, without_undecided
 from cairn_promotion.help_language import as_help_language, help_language_candidates
 from cairn_promotion.introductions import (
+    introduced,
     introduced_candidates,
     is_bare_profile,
     listed_about_the_user,
@@ -278,8 +279,11 @@ def _said_parts(clause: Clause, under: bool, lines: dict[str, tuple[str, str]]) 
         return [keyed]
     said = clause.said or clause.text
     parts = parts_read_again(said, clause.role == "user") if under else fact_parts(said)
-    # The user's own reference ("Student ID 2291847") says whose it is.
-    return [own_identifier(part) or part for part in parts] if clause.role == "user" else parts
+    if clause.role != "user" or not parts or (identifier := own_identifier(parts[0])) is None:
+        return parts
+    # The user's own reference said first ("Student ID 2291847, PhD student in ...") says whose it is, and so does
+    # a bare trade after it, which can only be the same person's.
+    return [identifier, *((introduced(part, True) or [part])[0] for part in parts[1:])]
 
 
 def _unsafe(text: str) -> bool:
