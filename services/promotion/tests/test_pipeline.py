@@ -510,8 +510,9 @@ def test_learned_compiler_writes_one_memory_per_fact(learned: LearnedDecision) -
 def test_a_clause_under_the_gate_is_read_again_without_its_topic_label(learned: LearnedDecision) -> None:
     # "Deps:" before a statement with its own subject costs it the gate (0.43; writer P); a kept clause keeps its
     # label, which may say what it is about ("On-call: I'm on the rotation every 4th week").
-    assert parts_read_again("Deps: we use Poetry, not pip") == ["we use Poetry, not pip"]
-    assert parts_read_again("Prod: EKS in us-east-2") == ["Prod: EKS in us-east-2"]
+    assert parts_read_again("Deps: we use Poetry, not pip", True) == ["we use Poetry, not pip"]
+    assert parts_read_again("Deps: we use Poetry, not pip", False) == ["Deps: we use Poetry, not pip"]
+    assert parts_read_again("Prod: EKS in us-east-2", True) == ["Prod: EKS in us-east-2"]
     kept = [
         c.text
         for c in OfflineCompiler(learned).extract([Turn(role="user", content="Deps: we use Poetry, not pip")])

@@ -141,6 +141,7 @@ _SPEAKS_FOR_THE_USER = re.compile(
 )
 
 
+# When the assistant's recap says it was agreed ("Earlier you decided on X"): not part of the fact.
 _RECAP_LEAD_IN = re.compile(r"^(?:earlier|previously|as agreed|as discussed)\b[\s,]*", re.IGNORECASE)
 
 
@@ -279,11 +280,15 @@ def _said_parts(clause: Clause, under: bool, lines: dict[str, tuple[str, str]]) 
         return [keyed]
     said = clause.said or clause.text
     parts = parts_read_again(said, clause.role == "user") if under else fact_parts(said)
-    if clause.role != "user" or not parts or (identifier := own_identifier(parts[0])) is None:
+    return _said_as_the_users(parts) if clause.role == "user" else parts
+
+
+def _said_as_the_users(parts: list[str]) -> list[str]:
+    """A user clause's parts, its own reference said first ("Student ID 2291847, PhD student in ...") said as whose it
+    is, and a bare trade after it as the same person's ("The user is a PhD student in ...")."""
+    if not parts or (identifier := own_identifier(parts[0])) is None:
         return parts
-    # The user's own reference said first ("Student ID 2291847, PhD student in ...") says whose it is, and so does
-    # a bare trade after it, which can only be the same person's.
-    return [identifier, *((introduced(part, True) or [part])[0] for part in parts[1:])]
+    return [identifier, *(next(iter(introduced(part, of_the_user=True)), part) for part in parts[1:])]
 
 
 def _unsafe(text: str) -> bool:

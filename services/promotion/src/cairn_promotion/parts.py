@@ -157,7 +157,7 @@ _TURN_TO_NOW = re.compile(
 )
 
 
-def parts_read_again(said: str, of_the_user: bool = True) -> list[str]:
+def parts_read_again(said: str, of_the_user: bool) -> list[str]:
     """A clause the decision scored under the gate, as the facts it may hold for the decision to read alone:
     `fact_parts`, and each also cut where speech turns to what is happening now. The user's topic label before a
     statement with its own subject is left out ("Deps: we use Poetry, not pip" scores 0.43, "we use Poetry, not pip"
