@@ -74,6 +74,7 @@ from cairn_promotion.offline import OfflineCompiler
         ("we're a 6-person agency", ["The user's agency has 6 people"]),
         ("We're a small team of 5 engineers.", ["The user's team has 5 engineers"]),
         ("we're a team of 4", ["The user's team has 4 people"]),
+        ("we're a family of four", ["The user's household is a family of four"]),
         ("we're a 6-person studio making a mobile puzzle game", []),  # more than the size: the decision's
         ("we're a team player", []),
     ],

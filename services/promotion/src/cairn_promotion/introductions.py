@@ -9,8 +9,8 @@ A bare trade or state ("Master electrician", "Vegan") is the user's only where i
 a turn the user goes on about in the first person, or an item of a list headed as theirs ("About me:"). An allergy
 of the user's or of someone of theirs (`states_an_allergy`), and a condition or the home of someone of theirs
 (`states_their_condition_or_home`), are likewise kept at that confidence. So is the user's own reference said as
-its label and value ("hi, customer ID BK-77310-Q": `own_identifier`), and how many the user works with ("we're a
-6-person agency").
+its label and value ("hi, customer ID BK-77310-Q": `own_identifier`), and how many the user works or lives with ("we're a
+6-person agency", "we're a family of four").
 """
 
 import functools
@@ -63,12 +63,14 @@ _SELF_ROLE = re.compile(
 _SELF_AGE = re.compile(
     r"^(?:i['’]m|i am)\s+(?P<age>[1-9]\d)(?:\s*(?:years old|yo|y/o))?\s*[.!]*$", re.IGNORECASE
 )
-# "we're a 6-person agency", "We're a small team of 5 engineers.": how many the user works with, as the whole clause
-# (in-style writer AB; the decision scores it 0.44).
+# "we're a 6-person agency", "We're a small team of 5 engineers.", "we're a family of four": how many the user works
+# or lives with, as the whole clause (in-style writer AB; the decision scores it 0.44).
 _TEAM_SIZE = re.compile(
     r"^(?:we['’]re|we are)\s+(?:an?\s+)?(?:small\s+|tiny\s+)?(?:"
     r"(?P<n>[1-9]\d{0,3})[- ](?:person|people|strong)\s+(?P<org>[a-z]+)"
     r"|team\s+of\s+(?P<team_n>[1-9]\d{0,3})(?:\s+(?P<who>people|engineers|devs|developers|designers|nurses|sres))?"
+    # "we're a family of four" (writer J): the household's size.
+    r"|family\s+of\s+(?P<family>two|three|four|five|six|seven|eight|[2-9])"
     r")\s*[.!]*$",
     re.IGNORECASE,
 )
@@ -289,6 +291,8 @@ def introduced(text: str, of_the_user: bool = False) -> list[str]:
     if (identifier := own_identifier(clause)) is not None:
         return [identifier]
     if (match := _TEAM_SIZE.match(clause)) is not None:
+        if match.group("family"):
+            return [f"The user's household is a family of {match.group('family').lower()}"]
         if match.group("n"):
             return [f"The user's {match.group('org').lower()} has {match.group('n')} people"]
         return [f"The user's team has {match.group('team_n')} {(match.group('who') or 'people').lower()}"]
