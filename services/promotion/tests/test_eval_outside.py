@@ -1,11 +1,12 @@
 """`eval_outside`: every set by other writers, one line each, the same figures the eval gives alone."""
 
 import json
+from pathlib import Path
 
 import pytest
 
 from cairn_promotion.eval import build_compiler, evaluate, load_judged
-from cairn_promotion.eval_outside import EVAL_DIR, OUTSIDE_SETS, main
+from cairn_promotion.eval_outside import EVAL_DIR, OUTSIDE_SETS, main, survivor_changes
 
 
 def test_every_outside_set_is_in_the_repository() -> None:
@@ -35,3 +36,28 @@ def test_a_baseline_adds_paired_differences(capsys: pytest.CaptureFixture[str]) 
     # The same model on both sides: every difference and its interval are zero.
     assert "precision +0.000 [0.0, 0.0]" in out
     assert "f1 +0.000 [0.0, 0.0]" in out
+
+
+def test_survivor_changes_name_each_session_and_never_a_test_half() -> None:
+    before = {
+        "v6": {"a": ["The user lives in Leeds", "Old wording"], "b": ["Same"]},
+        "instyle-test": {"t": ["Hidden"]},
+    }
+    after = {
+        "v6": {"a": ["The user lives in Leeds", "New wording"], "b": ["Same"]},
+        "instyle-test": {"t": ["Still hidden"]},
+    }
+    assert survivor_changes(before, after) == ["== v6 a", "  - Old wording", "  + New wording"]
+
+
+def test_survivors_written_then_diffed_against_the_same_code_show_no_change(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    written = tmp_path / "survivors.json"
+    assert main(["--sets", "heldout", "--survivors", str(written)]) == 0
+    sessions = json.loads(written.read_text(encoding="utf-8"))["heldout"]
+    assert len(sessions) == 54  # writers A, B and C
+    assert any(texts for texts in sessions.values())
+    capsys.readouterr()
+    assert main(["--sets", "heldout", "--diff", str(written)]) == 0
+    assert "==" not in capsys.readouterr().out

@@ -7,6 +7,10 @@ against outside data in one command, with a paired 95% interval when a baseline 
 
     ./task eval:outside
     ./task eval:outside -- --artifact /tmp/m.json --baseline-artifact <shipped durable_model.json>
+
+A change's effect session by session: `--survivors before.json` on the old code, then `--diff before.json` on the
+new prints every session whose survivors changed. A test half's sessions are never printed (only its figures):
+failures are read on the dev halves and the outside sets alone.
 """
 
 import argparse
@@ -37,6 +41,10 @@ OUTSIDE_SETS: dict[str, tuple[str, list[str] | None]] = {
     "instyle-dev": ("instyle_v14.json", ["dev"]),
     "instyle-test": ("instyle_v14.json", ["test"]),
 }
+# Sets scored but never read: `--diff` prints none of their sessions.
+NEVER_READ = frozenset({"instyle-test"})
+# set -> session id -> the survivors' texts, as `--survivors` writes them.
+Survivors = dict[str, dict[str, list[str]]]
 
 
 def both_matchers(
@@ -83,6 +91,28 @@ def render_line(row: dict[str, Any]) -> str:
     )
 
 
+def survivors_of(report: EvalReport) -> dict[str, list[str]]:
+    """One set's survivors per session, in the compiler's order."""
+    return {session.id: [c.text for c in session.predicted] for session in report.sessions}
+
+
+def survivor_changes(before: Survivors, after: Survivors) -> list[str]:
+    """Lines for every session of a set both hold whose survivors changed ("== set id", "  - old", "  + new"), the
+    sets in `NEVER_READ` left out."""
+    lines: list[str] = []
+    for name, sessions in after.items():
+        if name in NEVER_READ or name not in before:
+            continue
+        for session_id, now in sessions.items():
+            then = before[name].get(session_id, [])
+            if then == now:
+                continue
+            lines.append(f"== {name} {session_id}")
+            lines.extend(f"  - {text}" for text in then if text not in now)
+            lines.extend(f"  + {text}" for text in now if text not in then)
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point; always exits 0: the eval observes, it never gates."""
     parser = argparse.ArgumentParser(
@@ -94,14 +124,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--baseline-artifact", type=Path, help="also score this model; print paired differences"
     )
     parser.add_argument("--json", action="store_true", help="print one JSON list, one object per set")
+    parser.add_argument("--survivors", type=Path, help="write every session's survivors to this JSON file")
+    parser.add_argument(
+        "--diff", type=Path, help="print the sessions whose survivors differ from this --survivors file"
+    )
     args = parser.parse_args(argv)
     judged = load_judged()
     compiler = build_compiler("auto", args.artifact)
     baseline = build_compiler("auto", args.baseline_artifact) if args.baseline_artifact else None
     rows = []
+    survivors: Survivors = {}
     for name in args.sets:
         path, splits = OUTSIDE_SETS[name]
         strict, with_verdicts = both_matchers(EVAL_DIR / path, splits, compiler, judged)
+        survivors[name] = survivors_of(with_verdicts)
         row = line(name, strict, with_verdicts)
         if baseline is not None:
             other = evaluate(EVAL_DIR / path, compiler=baseline, splits=splits, judged=judged)
@@ -117,6 +153,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
     if args.json:
         print(json.dumps(rows, indent=2))
+    if args.survivors is not None:
+        args.survivors.write_text(
+            json.dumps(survivors, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+    if args.diff is not None:
+        print("\n".join(survivor_changes(json.loads(args.diff.read_text(encoding="utf-8")), survivors)))
     return 0
 
 
