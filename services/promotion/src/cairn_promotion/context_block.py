@@ -92,6 +92,10 @@ _SAYS_SOMETHING = re.compile(
 _A_STATEMENT = re.compile(r"\b(?:is|are|was|were|stays?|goes|has|have)\b", re.IGNORECASE)
 
 
+# What follows a key's noun and qualifies it: "address for deliveries", "hours of the clinic".
+_QUALIFIER = re.compile(r"\s+(?:for|of|in|at|on|with|to)\s+")
+
+
 def lone_line_fact(value: str, lines: dict[str, tuple[str, str]]) -> str | None:
     """The fact of a lone "Key: value" line whose value the decision kept as a clause of its own ("my address: 14
     Elm Street, Leeds" -> "The user's address is 14 Elm Street, Leeds", not "14 Elm Street, Leeds"); None when
@@ -134,9 +138,7 @@ def _as_fact(key: str, value: str) -> str | None:
     if holds_secret(f"{key}: {value}") or is_instruction_like(value):
         return None
     attribute = key if key.isupper() else key.lower()
-    head = re.split(r"\s+(?:for|of|in|at|on|with|to)\s+", attribute)[
-        0
-    ]  # "address for deliveries" is one address
+    head = _QUALIFIER.split(attribute)[0]  # "address for deliveries" is one address
     verb = "are" if re.search(r"[^s]s$", head) and not head.isupper() else "is"
     # "Travelers: me and my husband Kenji", "split 60/40 with my partner (I pay 60)": in the user's own person.
     said = normalise(value)

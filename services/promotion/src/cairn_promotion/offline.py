@@ -510,7 +510,7 @@ def latest_per_slot(candidates: list[Candidate]) -> list[Candidate]:
 
 def dedupe(candidates: list[Candidate]) -> list[Candidate]:
     """Collapse candidates that say the same fact, keeping the most confident and the union of tags."""
-    kept: list[tuple[frozenset[str], Candidate]] = []
+    kept: list[tuple[frozenset[str], Candidate, bool]] = []  # (content words, memory, names someone)
     for candidate in sorted(candidates, key=lambda c: -c.confidence):
         tokens = content_tokens(candidate.text)
         # A name is a fact of its own even where a longer memory names the person too ("The user's partner is
@@ -519,28 +519,28 @@ def dedupe(candidates: list[Candidate]) -> list[Candidate]:
         duplicate = next(
             (
                 i
-                for i, (other, kept_one) in enumerate(kept)
-                if _same_fact(tokens, other, subset=not named and not is_name_fact(kept_one.text))
+                for i, (other, _, other_named) in enumerate(kept)
+                if _same_fact(tokens, other, subset=not named and not other_named)
             ),
             None,
         )
         if duplicate is None:
-            kept.append((tokens, candidate))
+            kept.append((tokens, candidate, named))
             continue
-        other_tokens, other = kept[duplicate]
+        other_tokens, other, other_named = kept[duplicate]
         merged_tags = list(dict.fromkeys([*other.tags, *candidate.tags]))
-        kept[duplicate] = (other_tokens, other.model_copy(update={"tags": merged_tags}))
+        kept[duplicate] = (other_tokens, other.model_copy(update={"tags": merged_tags}), other_named)
     # A memory of one or two words that a memory which survives the gate holds says nothing of its own ("The user
     # does Fridays" beside "Nothing before 13:00 on Fridays"); a name still is a fact of its own.
     return [
         c
-        for tokens, c in kept
+        for tokens, c, named in kept
         if not (
             len(tokens) < _SUBSET_MIN_WORDS
-            and not is_name_fact(c.text)
+            and not named
             and any(
                 tokens < other and holder.confidence >= min(c.confidence, DEFAULT_CONFIDENCE_THRESHOLD)
-                for other, holder in kept
+                for other, holder, _ in kept
             )
         )
     ]
