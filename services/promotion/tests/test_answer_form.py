@@ -26,6 +26,32 @@ from cairn_promotion.offline import OfflineCompiler
             "and keep answers short in general, I read these on my phone on the train",
             ["The user prefers short answers"],
         ),
+        # What every answer leaves out, asked for, said to hold, or the whole request (writers H, I, O, V).
+        ("Please no tables in the output, ever.", "", ["The user wants no tables in the output"]),
+        (
+            "please keep answers short, no bullet points",
+            "",
+            ["The user prefers short answers without bullet points"],
+        ),
+        ("no inline comments in the code", "", ["The user wants no inline comments in code"]),
+        ("no emojis ever", "", ["The user wants no emojis in answers"]),
+        ("the export has no tables in the output", "", []),
+        ("there are no headers in that CSV", "", []),
+        # How to be contacted (writers O, Q).
+        ("please reply by email, not phone", "", ["The user prefers email over phone calls"]),
+        ("pls email me not call", "", ["The user prefers email over phone calls"]),
+        ("email me the invoice", "", []),
+        # A form asked for over another (writers J, S).
+        (
+            "please give me short diffs rather than full files",
+            "",
+            ["The user prefers short diffs rather than full files"],
+        ),
+        ("give me lists as plain checkboxes I can paste", "", ["The user prefers lists as plain checkboxes"]),
+        ("give me 3 discussion questions", "", []),
+        ("give me the answers as a zip", "", []),
+        # For now.
+        ("no tables please", "no tables please, I'm on my phone rn", []),
     ],
 )
 def test_the_form_of_every_answer_is_a_preference(clause: str, turn: str, facts: list[str]) -> None:
