@@ -39,6 +39,7 @@ from cairn_promotion.asks import (
     without_trailing_join,
     without_unfinished_tail,
 )
+from cairn_promotion.care_advice import states_a_clinicians_rule
 from cairn_promotion.companions import companion_of, with_companion
 from cairn_promotion.compiler import (
     DEFAULT_CONFIDENCE_THRESHOLD,
@@ -411,6 +412,7 @@ _KEPT_BY_SHAPE = (
     states_a_duty,
     states_a_decision,
     states_a_tool_habit,
+    states_a_clinicians_rule,
 )
 
 
@@ -424,7 +426,8 @@ def as_memory(candidate: Candidate) -> Candidate | None:
     "would" (`rewrite.plain_conditional`); and a setting's change or a move home is said as the state it
     leaves (`updates.as_state`), kept with at least `UPDATE_CONFIDENCE`; an allergy, a condition, a diet, an
     operation or the home of the user's or of someone of theirs (`introductions`), a role or a named colleague's
-    duty (`duties`) and a decision that says what was decided (`decisions`) are kept at the names' confidence
+    duty (`duties`), a decision that says what was decided (`decisions`), how the user does a kind of work
+    (`habits`) and what their clinician told them to do (`care_advice`) are kept at the names' confidence
     (`_KEPT_BY_SHAPE`); a question asked without its mark is cut or, alone, dropped (`asks`); a past verb with no
     subject and a parent called by the word for them are the user's (`rewrite.with_bare_subject`,
     `names.with_kin_owner`); a bare preference for a language is the language the user wants help in
