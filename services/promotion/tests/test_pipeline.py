@@ -1170,6 +1170,18 @@ def test_recent_one_offs_are_transient(text: str, transient: bool) -> None:
             "should I overpay my mortgage? it's fixed at 4.29% until 2027.",
             "The user's mortgage is fixed at 4.29% until 2027",
         ),
+        # A thing the user named, in the next clause only; a thing described by a participle or a name (writers
+        # T and O).
+        (
+            "I'm working on a roguelike called Mossbound. It's built in Godot 4.3",
+            "Mossbound is built in Godot 4.3",
+        ),
+        (
+            "My wife runs a bakery called Crumb & Co, and I built her an ordering site. It's built on Django 4.2",
+            "It's built on Django 4.2",
+        ),
+        ("Quick one about our backend. It's Django 4.2", "The backend is Django 4.2"),
+        ("my router keeps dropping. It's Tuesday again", "It's Tuesday again"),
     ],
 )
 def test_a_memory_names_who_or_what_its_pronoun_means(said: str, memory: str) -> None:
@@ -1197,6 +1209,25 @@ def test_it_means_a_thing_of_the_same_turn_only() -> None:
     ]
     said = [c.said for c, _ in session_clauses(turns) if c.role == "user"]
     assert not any("router is a long story" in s for s in said)
+
+
+def test_it_means_the_thing_the_assistant_asked_about() -> None:
+    # "Which model is it?" asks about the user's printer, so the answer's "it" is the printer (writer U) ...
+    turns = [
+        Turn(role="user", content="my printer says offline"),
+        Turn(role="assistant", content="Try power-cycling it. Which model is it?"),
+        Turn(role="user", content="it's a Brother HL-L2350DW"),
+    ]
+    said = [c.said for c, _ in session_clauses(turns) if c.role == "user"]
+    assert said[-1] == "my printer is a Brother HL-L2350DW"
+    # ... for the answer only.
+    turns = [
+        *turns,
+        Turn(role="assistant", content="Print a config page."),
+        Turn(role="user", content="it's a mess"),
+    ]
+    said = [c.said for c, _ in session_clauses(turns) if c.role == "user"]
+    assert said[-1] == "it's a mess"
 
 
 @pytest.mark.parametrize(

@@ -51,7 +51,8 @@ OCCUPATIONS = (
 POSSESSIONS = (
     "printer|router|modem|laptop|computer|pc|macbook|phone|tablet|car|bike|van|mortgage|loan|lease|flat|"
     "apartment|house|boiler|server|cluster|database|repo|repository|app|website|site|pipeline|account|card|"
-    "subscription|contract|insurance|pension|thesis|dissertation"
+    "subscription|contract|insurance|pension|thesis|dissertation|backend|frontend|api|service|project|game|"
+    "garden|allotment|blog|newsletter|shop|store|startup|kitchen|podcast|tv|camera|watch|monorepo|homelab"
 )
 PROFILE_ATTR = (
     r"name|email|e-mail|phone|phone number|number|address|birthday|timezone|time zone|pronouns|username|"

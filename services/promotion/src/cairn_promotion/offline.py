@@ -336,7 +336,7 @@ def session_clauses(turns: Sequence[Turn]) -> list[tuple[Clause, date | None]]:
             continue
         confirmed = role == "assistant" and _confirmed_by_next_user_turn(readable, index)
         day = turn.at.date() if turn.at is not None else None
-        referents.new_turn()
+        referents.new_turn(role, content)
         for position, clause in enumerate(_turn_clauses(content, role, confirmed, referents)):
             found.append((Clause(**{**clause.__dict__, "turn_index": index, "position": position}), day))
     return found

@@ -91,14 +91,28 @@ _PRONOUN_CONTRACTION = re.compile(
     r"changed|booked(?!\s+(?:out|up|solid))|joined|finished|agreed|asked|mentioned|offered|promised|learned|switched|signed)\b))",
     re.IGNORECASE,
 )
-# "it's a TP-Link Archer AX55", "it's fixed at 4.29% until 2027", "it runs on Go 1.22": a thing described.
+# "it's a TP-Link Archer AX55", "it's fixed at 4.29% until 2027", "it runs on Go 1.22", "It's built in Godot 4.3":
+# a thing described.
+_CALENDAR = "|".join(sorted(CALENDAR_NAMES))
+# A capitalised name after "it's" describes the thing too ("It's Django 4.2"), a day or a month does not.
 _IT_START = re.compile(
-    r"^it(?:'s|\s+is)\s+(?=(?:a|an|the|on|in|at|from|under|fixed|due|set|still|only|about|around|\d)\b)"
+    r"^it(?:'s|\s+is)\s+(?=(?:a|an|the|on|in|at|from|under|fixed|due|set|still|only|about|around|\d|built|written|"
+    rf"made|hosted|based|powered|deployed|licensed|priced|located)\b|(?!(?:{_CALENDAR})\b)(?-i:[A-Z]))"
     r"|^it\s+(?=(?:runs|uses|has|needs|costs|renews|expires|sits|belongs)\b)",
     re.IGNORECASE,
 )
 _IT_IS = re.compile(r"^it(?:'s|\s+is)", re.IGNORECASE)
 _THING_MENTION = re.compile(rf"\b(?:my|our)\s+(?:[\w-]+\s+)?(?:{POSSESSIONS})\b", re.IGNORECASE)
+# "a roguelike called Mossbound. It's built in Godot 4.3": a thing the user named is what a later "it" means.
+_THING_NAMED = re.compile(
+    r"\b(?i:a|an|my|our)\s+(?:[\w-]+\s+){0,2}?(?i:called|named)\s+"
+    r"([A-Z][\w'’-]*(?:\.[\w'’-]+)*(?:\s+(?:&\s+)?[A-Z][\w'’-]*(?:\.[\w'’-]+)*)*)"
+)
+# "Which model is it?", "What version is it on?": the assistant asks about the thing the user's last turn was
+# about, so the answer's "it" still means it ("it's a Brother HL-L2350DW").
+_ASKS_ABOUT_IT = re.compile(
+    r"\b(?:what|which)\b[^?.!]*\bit(?:\s+(?:on|running|using|from))?\s*\?", re.IGNORECASE
+)
 
 
 class Referents:
@@ -110,11 +124,16 @@ class Referents:
         self._trailing: str | None = None  # a name that ended the last clause, mid-sentence
         # "Ana" -> ("my sister Ana", ("she",)): a name the session gave, who a "she"/"he" after it means.
         self._names: dict[str, tuple[str, tuple[str, ...]]] = {}
+        self._it_asked = False  # the last turn was the assistant asking about the user's "it"
+        self._named_thing: str | None = None  # a thing the last clause named, for the next clause's "it"
 
-    def new_turn(self) -> None:
-        """A new turn starts: "it" and "they" mean a thing or a group of the same turn; people are remembered for
-        the session."""
-        self._said.pop("it", None)
+    def new_turn(self, role: str = "user", content: str = "") -> None:
+        """A new turn starts: "it" and "they" mean a thing or a group of the same turn, or of the user's turn the
+        assistant just asked about ("Which model is it?"); people are remembered for the session."""
+        asked = self._it_asked
+        self._it_asked = role == "assistant" and "it" in self._said and bool(_ASKS_ABOUT_IT.search(content))
+        if not (self._it_asked or (asked and role == "user")):
+            self._said.pop("it", None)
         self._said.pop("they", None)
         self._trailing = None
 
@@ -138,10 +157,16 @@ class Referents:
         for match in _RELATION_MENTION.finditer(decided):
             noun = match.group(1).lower()
             _note_person(noun, f"my {noun}", self._decided)
-        before = dict(self._said)
+        named_thing, self._named_thing = self._named_thing, None
+        before = {k: v for k, v in self._said.items() if k != "it"}
         self._note_mentions(said)
+        # A thing the user named is what "it" means in the next clause only ("a bakery called Crumb & Co, and a
+        # year ago I built her an ordering site ... It's built on Django 4.2" is the site).
+        if named_thing is not None and self._said.get("it") == named_thing:
+            del self._said["it"]
         # A clause that named someone hands on who it named, not the name it ends with.
-        self._trailing = _trailing_name(clause) if self._said == before else None
+        named_people = {k: v for k, v in self._said.items() if k != "it"}
+        self._trailing = _trailing_name(clause) if named_people == before else None
         return decided, said
 
     def _take_trailing_name(self, pronoun: str) -> None:
@@ -192,6 +217,8 @@ class Referents:
             self._said["they"] = f"my {match.group(1).lower()}"
         for match in _THING_MENTION.finditer(said):
             self._said["it"] = match.group(0).lower()
+        for match in _THING_NAMED.finditer(said):
+            self._said["it"] = self._named_thing = match.group(1)
 
 
 def _trailing_name(clause: str) -> str | None:
