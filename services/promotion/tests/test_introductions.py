@@ -44,7 +44,11 @@ from cairn_promotion.offline import OfflineCompiler
         ("Same here", []),
         ("Anyone here?", []),
         ("Parents of twins here", []),
-        ("rule here", []),  # "rule here: no deploys during handover" heads what follows (in-style writer AG)
+        ("rule here", []),
+        (
+            "Vegan options are thin here",
+            [],
+        ),  # "rule here: no deploys during handover" heads what follows (in-style writer AG)
         # Where the user comes from (in-style writer AD).
         ("I'm originally from Cuenca, Ecuador", ["The user is originally from Cuenca, Ecuador"]),
         ("I'm from Lyon", ["The user is originally from Lyon"]),

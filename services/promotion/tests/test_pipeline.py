@@ -1573,6 +1573,24 @@ def test_a_fact_opening_on_a_past_verb_is_the_users(fact: str, said: str) -> Non
 
 
 @pytest.mark.parametrize(
+    ("fact", "said"),
+    [
+        # Writers B, P and AA, and instyle dev: a lasting state with no subject, as in a form.
+        ("Allergic to sulfa drugs", "The user is allergic to sulfa drugs"),
+        ("Type 1 diabetic since age 12", "The user is type 1 diabetic since age 12"),
+        ("Coeliac, strictly gluten-free", "The user is coeliac, strictly gluten-free"),
+        ("On 2025-03-02, Vegetarian here, no fish", "On 2025-03-02, the user is vegetarian, no fish"),
+        # The state names something else, or says nothing about anyone.
+        ("Vegan options are thin here", "Vegan options are thin here"),
+        ("Allergic to it, apparently", "Allergic to it, apparently"),
+        ("Diabetic socks are on sale", "Diabetic socks are on sale"),
+    ],
+)
+def test_a_fact_opening_on_a_lasting_state_is_the_users(fact: str, said: str) -> None:
+    assert with_bare_subject(fact) == said
+
+
+@pytest.mark.parametrize(
     "memory",
     [
         "The user's mother is allergic to sulfa drugs",  # introductions.states_an_allergy

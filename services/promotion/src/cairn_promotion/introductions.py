@@ -49,6 +49,8 @@ _NOT_A_ROLE = frozenset(
     "rule rules context question problem issue thing plan idea situation background policy note update status "
     "info detail details constraint change".split()
 )
+# "Vegan options are thin here": a statement with its own verb, then "here", names no role.
+_VERBS_IN_A_ROLE = frozenset("is are was were am be been has have had isn't aren't wasn't".split())
 # "Allergic to penicillin", "Also allergic to shellfish": an allergy with no subject.
 _ALLERGY = re.compile(
     r"^(?:and\s+|also\s+)?(?:(?:severely|very|mildly)\s+)?allergic to\s+(?P<what>.+?)\s*[.!]*$", re.I
@@ -279,6 +281,7 @@ def introduced(text: str, of_the_user: bool = False) -> list[str]:
             words[0] in _NOT_A_ROLE
             or words[0] in STOP_WORDS
             or (last.endswith("s") and not last.endswith("ss"))
+            or not _VERBS_IN_A_ROLE.isdisjoint(words)
         ):
             return []
         return [f"The user is {_with_article(_opening_lowered(role))}"]
