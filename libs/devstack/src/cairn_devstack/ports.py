@@ -14,6 +14,10 @@ HOST = "127.0.0.1"
 
 _LOWEST_PORT = 15000
 _EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+# Every port `free_ports` handed out in this process. A port is released before its server binds it, so
+# without this a later draw could pick it again. A bench run once failed with "Cairn not ready after 90s: 404
+# page not found", a Go server's answer on the gateway's port: most likely the Temporal UI's port drawn again.
+_ISSUED: set[int] = set()
 
 
 def free_port() -> int:
@@ -32,7 +36,9 @@ def free_ports(count: int) -> list[int]:
     in that range on its own, to every ``bind(port 0)`` and outgoing connection on the machine (Temporal
     alone picks several random ports at start). A port chosen here and released could be taken that way
     in the seconds before our server binds it, but a port outside the range can't.
-    All sockets stay bound until every port is chosen, so the ports are distinct.
+    All sockets stay bound until every port is chosen, so the ports are distinct; and a port this process
+    was given before is not given again (`_ISSUED`), so separate draws for one stack (its backing services,
+    then its gateway, then each service's HTTP port) cannot collide while the first holder has not bound yet.
     """
     with ExitStack() as stack:
         ports: list[int] = []
@@ -44,11 +50,17 @@ def free_ports(count: int) -> list[int]:
             if high - low < 1000 or attempts > 200:
                 sock.bind((HOST, 0))  # unusual kernel settings: fall back to the kernel's choice
             else:
+                port = random.randrange(low, high)
+                if port in _ISSUED:
+                    continue
                 try:
-                    sock.bind((HOST, random.randrange(low, high)))
+                    sock.bind((HOST, port))
                 except OSError:
                     continue
             ports.append(int(sock.getsockname()[1]))
+        if len(_ISSUED) + count > (high - low) // 2:
+            _ISSUED.clear()  # a long run forgets the oldest draws rather than run out of ports
+        _ISSUED.update(ports)
         return ports
 
 
