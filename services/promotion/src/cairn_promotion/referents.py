@@ -110,9 +110,13 @@ _THING_NAMED = re.compile(
 )
 # "Which model is it?", "What version is it on?": the assistant asks about the thing the user's last turn was
 # about, so the answer's "it" still means it ("it's a Brother HL-L2350DW").
+# Read in the turn's last characters, with its words bounded. The compile window keeps 1,000 characters of an
+# assistant's turn, but `session_clauses` reads whole turns when called alone (training), where an unbounded
+# run over 100,000 characters of "what"s took 17 s.
 _ASKS_ABOUT_IT = re.compile(
-    r"\b(?:what|which)\b[^?.!]*\bit(?:\s+(?:on|running|using|from))?\s*\?", re.IGNORECASE
+    r"\b(?:what|which)\b[^?.!]{0,80}?\bit(?:\s+(?:on|running|using|from))?\s*\?", re.IGNORECASE
 )
+_QUESTION_AT_END = 300  # characters: "Which model is it?" ends the assistant's turn
 
 
 class Referents:
@@ -131,7 +135,11 @@ class Referents:
         """A new turn starts: "it" and "they" mean a thing or a group of the same turn, or of the user's turn the
         assistant just asked about ("Which model is it?"); people are remembered for the session."""
         asked = self._it_asked
-        self._it_asked = role == "assistant" and "it" in self._said and bool(_ASKS_ABOUT_IT.search(content))
+        self._it_asked = (
+            role == "assistant"
+            and "it" in self._said
+            and bool(_ASKS_ABOUT_IT.search(content[-_QUESTION_AT_END:]))
+        )
         if not (self._it_asked or (asked and role == "user")):
             self._said.pop("it", None)
         self._said.pop("they", None)
