@@ -79,6 +79,7 @@ def answer_form(clause: str, turn: str) -> list[str]:
 
 
 def _form_asked_for(clause: str) -> str | None:
+    """The preference a clause asks for, whatever the moment it is said in; None for any other clause."""
     if _BY_EMAIL.search(clause):
         return "The user prefers email over phone calls"
     if (given := _GIVE_ME.search(clause)) is not None:

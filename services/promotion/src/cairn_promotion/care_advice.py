@@ -20,11 +20,11 @@ _RULE = (
     r"(?:that )?(?:the user (?:should|shouldn't|should not|needs to|must|mustn't|must not|can't|cannot|has to|is to)"
     r"|no)\b"
 )
+# "The user's physio", "On 2025-03-02, the user's GP", "The user's physio Claire".
+_THE_USERS_CLINICIAN = rf"^(?:on [\d-]+, )?the user's (?:{_CLINICIANS})(?: (?-i:[A-Z])[\w.-]+)? "
 _CLINICIANS_RULE = re.compile(
-    rf"^(?:on [\d-]+, )?the user's (?:{_CLINICIANS})(?: (?-i:[A-Z])[\w.-]+)? "
-    rf"(?:says|said|has said|insists|insisted) {_RULE}"
-    r"|^(?:on [\d-]+, )?the user's (?:" + _CLINICIANS + r")(?: (?-i:[A-Z])[\w.-]+)? "
-    r"(?:wants|told|has told|advised|has advised) the user to (?!the\b)\w",
+    rf"{_THE_USERS_CLINICIAN}(?:says|said|has said|insists|insisted) {_RULE}"
+    rf"|{_THE_USERS_CLINICIAN}(?:wants|told|has told|advised|has advised) the user to (?!the\b)\w",
     re.IGNORECASE,
 )
 

@@ -131,7 +131,7 @@ class Referents:
         self._it_asked = False  # the last turn was the assistant asking about the user's "it"
         self._named_thing: str | None = None  # a thing the last clause named, for the next clause's "it"
 
-    def new_turn(self, role: str = "user", content: str = "") -> None:
+    def new_turn(self, role: str, content: str) -> None:
         """A new turn starts: "it" and "they" mean a thing or a group of the same turn, or of the user's turn the
         assistant just asked about ("Which model is it?"); people are remembered for the session."""
         asked = self._it_asked

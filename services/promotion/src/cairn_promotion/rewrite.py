@@ -395,7 +395,7 @@ def with_bare_subject(fact: str) -> str:
     """A fact that opens on a verb in the past or on a lasting state with no subject, said of the user: "Had acl
     surgery in 2023" -> "The user had acl surgery in 2023", "Allergic to penicillin" -> "The user is allergic to
     penicillin"."""
-    if (state := _BARE_STATE.match(fact)) is not None and fact[len(state.group("date") or "")].isupper():
+    if (state := _BARE_STATE.match(fact)) is not None:
         said = f"The user is {state.group('state')[0].lower()}{state.group('state')[1:]}{state.group('rest')}"
         return with_date(state.group("date"), said)
     if (bare := _BARE_PAST.match(fact)) is None:
