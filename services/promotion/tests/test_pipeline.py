@@ -1182,6 +1182,7 @@ def test_recent_one_offs_are_transient(text: str, transient: bool) -> None:
         ),
         ("Quick one about our backend. It's Django 4.2", "The backend is Django 4.2"),
         ("my router keeps dropping. It's Tuesday again", "It's Tuesday again"),
+        ("my router keeps dropping. It's Priya's fault", "It's Priya's fault"),
     ],
 )
 def test_a_memory_names_who_or_what_its_pronoun_means(said: str, memory: str) -> None:

@@ -93,11 +93,11 @@ _PRONOUN_CONTRACTION = re.compile(
 )
 # "it's a TP-Link Archer AX55", "it's fixed at 4.29% until 2027", "it runs on Go 1.22", "It's built in Godot 4.3":
 # a thing described.
-_CALENDAR = "|".join(sorted(CALENDAR_NAMES))
-# A capitalised name after "it's" describes the thing too ("It's Django 4.2"), a day or a month does not.
+# A name with its version after "it's" describes the thing too ("It's Django 4.2", "it's Windows 11"); a name alone
+# may not ("It's Priya's birthday", "It's Christmas").
 _IT_START = re.compile(
     r"^it(?:'s|\s+is)\s+(?=(?:a|an|the|on|in|at|from|under|fixed|due|set|still|only|about|around|\d|built|written|"
-    rf"made|hosted|based|powered|deployed|licensed|priced|located)\b|(?!(?:{_CALENDAR})\b)(?-i:[A-Z]))"
+    r"made|hosted|based|powered|deployed|licensed|priced|located)\b|(?-i:[A-Z])[\w.+-]*\s+v?\d)"
     r"|^it\s+(?=(?:runs|uses|has|needs|costs|renews|expires|sits|belongs)\b)",
     re.IGNORECASE,
 )
