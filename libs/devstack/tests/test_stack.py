@@ -34,6 +34,7 @@ from cairn_devstack import (
     free_port,
     http_ok,
 )
+from cairn_devstack.cairn import CairnConfig, CairnStack
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -110,6 +111,17 @@ class TestPorts:
             with pytest.raises(PortInUseError, match="nats"):
                 await server.start()
         assert server.supervisor.pids() == {}
+
+    async def test_a_taken_gateway_port_is_reported_before_starting(self, tmp_path: Path) -> None:
+        # Another server on the gateway's port would answer /healthz in its place (the Temporal UI's does).
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            config = CairnConfig(tmp_path, provider_secrets_key="k" * 43, gateway_port=taken.getsockname()[1])
+            stack = CairnStack(config)
+            with pytest.raises(PortInUseError, match="gateway"):
+                await stack.start_gateway()
+            assert stack.supervisor.pids() == {}
 
 
 async def _next_pid(supervisor: ProcessSupervisor, name: str, old: int, timeout: float = 10) -> int:

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 
 from cairn_devstack.bus_secrets import BusSecrets
-from cairn_devstack.ports import HOST, StackPorts, free_port, free_ports
+from cairn_devstack.ports import HOST, StackPorts, ensure_port_free, free_port, free_ports
 from cairn_devstack.stack import BackingStack
 from cairn_devstack.supervisor import ProcessSupervisor, RestartPolicy
 
@@ -198,6 +198,9 @@ class CairnStack:
     async def start_gateway(self, name: str = "gateway", port: int | None = None) -> int:
         """Start a gateway process; extra replicas take another name and port (they share all state)."""
         port = port or self.config.gateway_port
+        # Checked as the backing servers check theirs: another server on the port would answer /healthz in the
+        # gateway's place, and the stack would wait 90 s for a /readyz that never comes.
+        ensure_port_free(port, name)
         return await self.supervisor.start(
             name,
             [sys.executable, "-m", "cairn_gateway"],
