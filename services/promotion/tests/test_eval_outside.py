@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from cairn_promotion.eval import build_compiler, evaluate, load_judged
-from cairn_promotion.eval_outside import EVAL_DIR, OUTSIDE_SETS, main, survivor_changes
+from cairn_promotion.eval_outside import EVAL_DIR, OUTSIDE_SETS, is_never_read, main, survivor_changes
 
 
 def test_every_outside_set_is_in_the_repository() -> None:
@@ -48,6 +48,27 @@ def test_survivor_changes_name_each_session_and_never_a_test_half() -> None:
         "instyle-test": {"t": ["Still hidden"]},
     }
     assert survivor_changes(before, after) == ["== v6 a", "  - Old wording", "  + New wording"]
+
+
+def test_heldout_writer_c_is_scored_and_never_read() -> None:
+    # The tenth session kept writer C unread; a test half is never read either.
+    assert is_never_read("heldout", "hoC-coding-1")
+    assert not is_never_read("heldout", "hoA-coding-1")
+    assert is_never_read("instyle-test", "ah-coding-1")
+    before = {"heldout": {"hoC-ops-1": ["Old"], "hoB-ops-1": ["Old"]}}
+    after = {"heldout": {"hoC-ops-1": ["New"], "hoB-ops-1": ["New"]}}
+    assert survivor_changes(before, after) == ["== heldout hoB-ops-1", "  - Old", "  + New"]
+
+
+def test_failures_list_readable_sessions_only(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--sets", "heldout", "instyle-test", "--failures"]) == 0
+    out = capsys.readouterr().out
+    listed = [line.split()[2] for line in out.splitlines() if line.startswith("== ")]
+    assert listed, "heldout's writers A and B have failures to read"
+    assert all(session.startswith(("hoA-", "hoB-")) for session in listed)
+    assert "== instyle-test" not in out
+    # Every listed session shows what the judged matcher counts against it.
+    assert all(line.startswith(("==", "  FP ", "  MISS ")) for line in out.splitlines()[2:] if line)
 
 
 def test_survivors_written_then_diffed_against_the_same_code_show_no_change(

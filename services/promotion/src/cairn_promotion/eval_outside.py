@@ -9,8 +9,9 @@ against outside data in one command, with a paired 95% interval when a baseline 
     ./task eval:outside -- --artifact /tmp/m.json --baseline-artifact <shipped durable_model.json>
 
 A change's effect session by session: `--survivors before.json` on the old code, then `--diff before.json` on the
-new prints every session whose survivors changed. A test half's sessions are never printed (only its figures):
-failures are read on the dev halves and the outside sets alone.
+new prints every session whose survivors changed; `--failures` prints every session's false positives and missed
+labels. A test half's sessions are never printed (only its figures), nor heldout's writer C, scored and never read
+since the tenth session: failures are read on the dev halves and the other outside sessions alone.
 """
 
 import argparse
@@ -41,8 +42,17 @@ OUTSIDE_SETS: dict[str, tuple[str, list[str] | None]] = {
     "instyle-dev": ("instyle_v14.json", ["dev"]),
     "instyle-test": ("instyle_v14.json", ["test"]),
 }
-# Sets scored but never read: `--diff` prints none of their sessions.
+# Sets scored but never read: `--diff` and `--failures` print none of their sessions.
 NEVER_READ = frozenset({"instyle-test"})
+# Sessions of a read set that are scored but never read, by id prefix: heldout's writer C (eval README).
+NEVER_READ_SESSIONS = {"heldout": ("hoC-",)}
+
+
+def is_never_read(name: str, session_id: str) -> bool:
+    """Whether a set's session is scored only: a test half's, or a writer's kept unread."""
+    return name in NEVER_READ or session_id.startswith(NEVER_READ_SESSIONS.get(name, ()))
+
+
 # set -> session id -> the survivors' texts, as `--survivors` writes them.
 Survivors = dict[str, dict[str, list[str]]]
 
@@ -98,18 +108,31 @@ def survivors_of(report: EvalReport) -> dict[str, list[str]]:
 
 def survivor_changes(before: Survivors, after: Survivors) -> list[str]:
     """Lines for every session of a set both hold whose survivors changed ("== set id", "  - old", "  + new"), the
-    sets in `NEVER_READ` left out."""
+    sessions never read (`is_never_read`) left out."""
     lines: list[str] = []
     for name, sessions in after.items():
-        if name in NEVER_READ or name not in before:
+        if name not in before:
             continue
         for session_id, now in sessions.items():
             then = before[name].get(session_id, [])
-            if then == now:
+            if then == now or is_never_read(name, session_id):
                 continue
             lines.append(f"== {name} {session_id}")
             lines.extend(f"  - {text}" for text in then if text not in now)
             lines.extend(f"  + {text}" for text in now if text not in then)
+    return lines
+
+
+def failures(name: str, report: EvalReport) -> list[str]:
+    """Lines for every readable session of a set with a false positive or a missed label ("== set id", "  FP
+    survivor", "  MISS label"), as the judged matcher counts them."""
+    lines: list[str] = []
+    for session in report.sessions:
+        if is_never_read(name, session.id) or not (session.false_positives or session.missed):
+            continue
+        lines.append(f"== {name} {session.id} [{session.kind}]")
+        lines.extend(f"  FP {candidate.text}" for candidate in session.false_positives)
+        lines.extend(f"  MISS {label}" for label in session.missed)
     return lines
 
 
@@ -128,11 +151,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--diff", type=Path, help="print the sessions whose survivors differ from this --survivors file"
     )
+    parser.add_argument(
+        "--failures",
+        action="store_true",
+        help="print each readable session's false positives and missed labels",
+    )
     args = parser.parse_args(argv)
     judged = load_judged()
     compiler = build_compiler("auto", args.artifact)
     baseline = build_compiler("auto", args.baseline_artifact) if args.baseline_artifact else None
     rows = []
+    failed: list[str] = []
     survivors: Survivors = {}
     for name in args.sets:
         path, splits = OUTSIDE_SETS[name]
@@ -143,6 +172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             other = evaluate(EVAL_DIR / path, compiler=baseline, splits=splits, judged=judged)
             row["minus_baseline_judged"] = paired_differences(with_verdicts, other)
         rows.append(row)
+        if args.failures:
+            failed.extend(failures(name, with_verdicts))
         if not args.json:
             print(render_line(row), flush=True)
             if "minus_baseline_judged" in row:
@@ -159,6 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     if args.diff is not None:
         print("\n".join(survivor_changes(json.loads(args.diff.read_text(encoding="utf-8")), survivors)))
+    if args.failures:
+        print("\n".join(failed))
     return 0
 
 
