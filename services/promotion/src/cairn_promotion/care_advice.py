@@ -10,11 +10,10 @@ fact, and a vague report ("said something about the IT band") is not a rule.
 
 import re
 
-_CLINICIANS = (
-    r"physio|physiotherapist|physical therapist|pt|doctor|doc|gp|dentist|psychiatrist|dietitian|nutritionist|"
-    r"midwife|endo|endocrinologist|neurologist|cardiologist|dermatologist|rheumatologist|oncologist|surgeon|"
-    r"osteopath|chiropractor|podiatrist|allergist|consultant|ob|ob-gyn|obgyn"
-)
+from cairn_promotion.lexicon import CLINICIANS
+
+# The lexicon's clinicians, and the words for a doctor or a physio the lexicon's roles leave out.
+_CLINICIANS = rf"{CLINICIANS}|doctor|doc|physical therapist|pt|ob|ob-gyn|obgyn"
 # What was said is a rule for the user: what they should, must or can't do, or a "no" to something.
 _RULE = (
     r"(?:that )?(?:the user (?:should|shouldn't|should not|needs to|must|mustn't|must not|can't|cannot|has to|is to)"

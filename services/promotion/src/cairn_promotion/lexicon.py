@@ -29,13 +29,16 @@ PETS = (
     "greyhound|beagle|terrier|spaniel|labrador|collie|poodle|retriever|dachshund|shiba|husky|pug|whippet|"
     "lurcher|corgi|schnauzer"
 )
+# Who sees to the user's health by trade ("my physio", "my endo"), beside "doctor" and "therapist".
+CLINICIANS = (
+    "physio|physiotherapist|dentist|psychiatrist|dietitian|nutritionist|midwife|gp|endo|endocrinologist|"
+    "neurologist|cardiologist|dermatologist|rheumatologist|oncologist|surgeon|psychologist|counsellor|counselor|"
+    "optician|pharmacist|osteopath|chiropractor|podiatrist|allergist|paediatrician|pediatrician|consultant"
+)
 # People the user deals with by role, who a later "he" or "she" can mean ("my advisor ... she wants drafts").
 ROLES = (
     "flatmate|housemate|advisor|supervisor|doctor|therapist|accountant|trainer|coach|tutor|lawyer|mentor|"
-    "neighbour|neighbor|nanny|babysitter|vet|cleaner|contractor|physio|physiotherapist|dentist|psychiatrist|"
-    "dietitian|nutritionist|midwife|gp|endo|endocrinologist|neurologist|cardiologist|dermatologist|"
-    "rheumatologist|oncologist|surgeon|psychologist|counsellor|counselor|optician|pharmacist|osteopath|"
-    "chiropractor|podiatrist|allergist|paediatrician|pediatrician|consultant"
+    f"neighbour|neighbor|nanny|babysitter|vet|cleaner|contractor|{CLINICIANS}"
 )
 # Trades a user names themselves by ("Master electrician, I run a four-person shop", "Line cook at a pasta place").
 OCCUPATIONS = (
