@@ -106,6 +106,12 @@ from cairn_promotion.transient import is_transient
         "I had a TSH test on Tuesday",
         "The deadline is Friday",
         "Next block starts Thursday",
+        # What the user can do about this session's problem, or could not do once (writers H, I, M, O, W and X).
+        "I can't change the linter config from the PR",
+        "I can only open files read-only",
+        "I can run the describe-db-instances command myself and paste the values",
+        "I can't export reports from my account",
+        "I couldn't sleep after night shift",
     ],
 )
 def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[str], str | None]) -> None:
@@ -167,6 +173,16 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
             "Recon-settlements must finish before 06:00 UTC",
         ),
         ("nothing before 13:00 on Fridays", "Nothing before 13:00 on Fridays"),
+        # What the user can take, eat or stand, when they can do plans, and the team's rule last (dataset_v2
+        # dev, writers F and H, writer Q).
+        ("I can't take ibuprofen", "The user can't take ibuprofen"),
+        ("I can't stand lyrics when I'm working", "The user can't stand lyrics when the user is working"),
+        ("I can't do plans before 3pm on weekdays", "The user can't do plans before 3pm on weekdays"),
+        ("I can't eat gluten at all", "The user can't eat gluten at all"),
+        (
+            "we cannot use services hosted outside the EU",
+            "The user's team cannot use services hosted outside the EU",
+        ),
     ],
 )
 def test_a_habit_or_a_year_stays(said: str, memory: str, memory_of: Callable[[str], str | None]) -> None:

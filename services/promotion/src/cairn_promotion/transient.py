@@ -5,8 +5,9 @@ clause. An incident timed by the clock ("Checkout has been down since 9", "the A
 since 10:40", "started about an hour ago"), an errand before a clock time ("Pick up the dry cleaning before
 6"), an absence with its end in sight ("is away until the end of the month"), a status ("The pods are
 stable"), a step just taken ("The user has closed the blinds"), a cup counted ("The user is on the user's
-second coffee"), a fix just tried ("The user will try micro-batch 8"), a one-off event of an account, a bill
-or a system ("Just paid the IVA for Q2", "Order #558201 was charged twice", "The water bill is overdue", "the
+second coffee"), a fix just tried ("The user will try micro-batch 8"), what the user can do about the
+problem ("can't change the linter config from the PR"), a one-off event of an account, a bill or a system
+("Just paid the IVA for Q2", "Order #558201 was charged twice", "The water bill is overdue", "the
 tunnel keeps flapping", "Customer on ZD-55812 is furious"), a day of this week or the next ("turns 40 this
 Saturday", "has a birthday party on Saturday") or today said at either end ("Hoy leí el paper de Hughes",
 "desde ayer") is this session's. A year is not a clock time ("since 2019" stays), and a habit or a rule keeps
@@ -180,6 +181,17 @@ _READING = re.compile(
     r".*\b(?:is|'s|are|was) (?:now )?at (?:about |around |roughly |~)?\d+(?:\.\d+)?\s*(?:%|percent|ms)(?!\w)",
     re.IGNORECASE,
 )
+# "The user can't change the linter config from the PR", "can only open files read-only", "can run the
+# describe-db-instances command themselves", "couldn't sleep after night shift": what the user can do about this
+# session's problem, or could not do once (writers H, I, K, M, O, S, W, X and AA; 11 survivors, none matched).
+# What the user can take, eat or stand, and what they can do when, lasts: every writer's labels of the user's
+# "can't" are of those ("can't take ibuprofen", "can't stand lyrics while working", "can't do plans before 3pm").
+# The user's team's "cannot use services hosted outside the EU" is a rule, and never matches.
+_SITUATIONAL_ABILITY = re.compile(
+    r"^(?:On [\d-]+, )?the user (?:just |really |still |also )?(?:couldn't|could not|can(?:'t|not| not)?(?: only)?) "
+    r"(?!(?:take|stand|eat|drink|have|tolerate|do|handle|pick up|read|speak|write|drive|swim|afford|use|work|be)\b)",
+    re.IGNORECASE,
+)
 _ROUTINE = re.compile(r"\b(?:every|each|always|usually|routine|from now on|weekly)\b", re.IGNORECASE)
 
 
@@ -200,5 +212,6 @@ def is_transient(memory: str) -> bool:
             _THIS_WEEK,
             _TODAY,
             _READING,
+            _SITUATIONAL_ABILITY,
         )
     ) or (_ON_A_WEEKDAY.search(memory) is not None and _ROUTINE.search(memory) is None)
