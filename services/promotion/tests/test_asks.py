@@ -208,8 +208,8 @@ def test_a_trailing_joining_word_is_cut_and_the_fact_kept(memory_of: Callable[[s
             "Kofi on the user's team uses a wheelchair",
         ),
         (
-            "I can't pull over mid-route, which means I have to be careful",
-            "The user can't pull over mid-route",
+            "I can't take ibuprofen, which means I have to be careful",
+            "The user can't take ibuprofen",
         ),
         # What the user thinks of the whole statement (writers E, S and T); a fact about a thing in it stays.
         (

@@ -112,6 +112,15 @@ from cairn_promotion.transient import is_transient
         "I can run the describe-db-instances command myself and paste the values",
         "I can't export reports from my account",
         "I couldn't sleep after night shift",
+        # A step the user has taken, or took once (writers E, I, N, P, T, V, X and Z).
+        "I have applied your suggestions",
+        "I have not altered the code in several months",
+        "I've shortlisted two venues",
+        "I silenced the alert until 14:00",
+        "I bumped the memory limit to 1Gi as a stopgap",
+        "I woke up with a sore throat and a fever of 100.8",
+        "I spent Tuesday evening with a pencil and paper trying to arrange everything",
+        "I went to a records office last spring",
     ],
 )
 def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[str], str | None]) -> None:
@@ -182,6 +191,14 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
         (
             "we cannot use services hosted outside the EU",
             "The user's team cannot use services hosted outside the EU",
+        ),
+        # Years spent somewhere, a school gone to, access held and what the user saw are the user's.
+        ("I spent ten years in Berlin", "The user spent ten years in Berlin"),
+        ("I went to the University of Leeds", "The user went to the University of Leeds"),
+        ("I have read-only access to Metabase", "The user has read-only access to Metabase"),
+        (
+            "I saw 10 amateur comedians perform at the open mic",
+            "The user saw 10 amateur comedians perform at the open mic",
         ),
     ],
 )

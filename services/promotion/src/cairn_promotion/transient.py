@@ -57,11 +57,23 @@ _STATUS = re.compile(
     re.IGNORECASE,
 )
 # "The user has closed the blinds", "has checked, and the time was an hour adrift": a step just taken.
+# "has applied the assistant's suggestions", "has given the matter some thought", "has not altered the code in
+# several months", "has shortlisted two venues" (writers N and T; no writer's label says what the user has
+# done so).
 _STEP_TAKEN = re.compile(
-    r"^(?:On [\d-]+, )?the user has (?:of course |already |just )?(?:checked|closed|opened|cleared|restarted|"
-    r"rebooted|unplugged|reinstalled|discussed|emailed|called|asked)\b"
+    r"^(?:On [\d-]+, )?the user has (?:of course |already |just |now |not |also )?(?:checked|closed|opened|"
+    r"cleared|restarted|rebooted|unplugged|reinstalled|discussed|emailed|called|asked|applied|altered|given|"
+    r"seen|done|shortlisted|been unable|tried|looked|searched|noticed|heard|clicked|forgotten|missed)\b"
     # "I restarted the app container", "I'm going to lie down in a dark room now" (writer E).
     r"|^(?:On [\d-]+, )?the user (?:already |just )?(?:restarted|rebooted|unplugged|reinstalled)\b"
+    # "The user silenced the alert until 14:00", "bumped the memory limit to 1Gi as a stopgap", "woke up with a
+    # sore throat", "came home to what felt like a sauna", "went to a records office last spring", "spent Tuesday
+    # evening with a pencil and paper" (writers E, I, N, P, V, X and Z; 8 survivors, no writer's label opens
+    # with one of these verbs). Years spent somewhere and a school gone to are the user's history, and what the
+    # user saw is left out: LongMemEval asks how many amateur comedians the user "saw" perform.
+    r"|^(?:On [\d-]+, )?the user (?:already |just |also )?(?:silenced|bumped|revised|woke|came|heard|noticed|"
+    r"expected|clicked|forgot|missed|googled|spent(?! (?:\S+ )?(?:years?|decades?|months)\b)"
+    r"|went to (?:a|an|the) (?!(?:\S+ )?(?:university|college|school|uni)\b))\b"
     r"|^(?:On [\d-]+, )?the user is going to \w+.*\bnow\b",
     re.IGNORECASE,
 )
