@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from cairn_cli.hook import read_transcript, turn_key
 from cairn_devstack import free_port
 from cairn_devstack.cairn import CairnStack
 from conftest import TenantHandle, bearer
@@ -128,6 +129,49 @@ class TestHook:
         assert (await hook.fire()).code == 0
         assert hook.log_lines()[-1]["appended"] == 4
         assert await history(http, key, hook.session_id) == PART1_TURNS
+
+    async def test_a_forked_session_gets_the_turns_it_repeats(
+        self, stack: CairnStack, tenant: TenantHandle, http: httpx.AsyncClient
+    ) -> None:
+        """A session forked from another repeats its transcript, turn uuids included: the fork's session
+        gets those turns too, since a turn's Idempotency-Key is per session."""
+        key = await tenant.agent()
+        first = Hook(stack, key, hook_root("first"))
+        first.write_part1()
+        assert (await first.fire()).code == 0
+        fork = Hook(stack, key, hook_root("fork"))
+        shutil.copy(first.transcript, fork.transcript)
+        assert (await fork.fire()).code == 0
+        outcome = fork.log_lines()[-1]
+        assert (outcome["appended"], outcome["refused"], outcome["pending"]) == (4, 0, 0)
+        assert await history(http, key, fork.session_id) == PART1_TURNS
+        assert await history(http, key, first.session_id) == PART1_TURNS
+
+    async def test_a_refused_turn_is_counted_as_refused_not_appended(
+        self, stack: CairnStack, tenant: TenantHandle, http: httpx.AsyncClient
+    ) -> None:
+        key = await tenant.agent()
+        hook = Hook(stack, key, hook_root("refused"))
+        hook.write_part1()
+        first_uuid = next(read_transcript(hook.transcript)).uuid
+        # Another request already holds the first turn's key, with another body: the gateway refuses it.
+        taken = await http.post(
+            "/api/v1/memory",
+            json={
+                "tier": "session",
+                "session_id": hook.session_id,
+                "role": "user",
+                "content": "something else",
+            },
+            headers={**bearer(key), "Idempotency-Key": turn_key(hook.session_id, first_uuid)},
+        )
+        assert taken.status_code == 201, taken.text
+        assert (await hook.fire()).code == 0
+        outcome = hook.log_lines()[-1]
+        assert (outcome["appended"], outcome["refused"], outcome["pending"]) == (3, 1, 0)
+        assert await history(http, key, hook.session_id) == [("user", "something else"), *PART1_TURNS[1:]]
+        assert (await hook.fire()).code == 0  # a refused turn is not retried
+        assert hook.log_lines()[-1]["skipped"] == 4
 
     async def test_gateway_down_exits_0_fast_and_the_next_run_catches_up(
         self, stack: CairnStack, tenant: TenantHandle, http: httpx.AsyncClient

@@ -2,7 +2,9 @@
 
 Reads the hook's JSON on stdin (`session_id`, `transcript_path`), appends the transcript's user and
 assistant turns that earlier runs have not appended to the Cairn session of the same id (each turn's
-`uuid` is its Idempotency-Key, so a repeated or concurrent run adds nothing), then triggers promotion.
+Idempotency-Key is derived from the session id and the turn's `uuid`, so a repeated or concurrent run adds
+nothing, and a session forked from another, whose transcript repeats the first one's turns and uuids, gets
+them too), then triggers promotion.
 It always exits 0 within its time budget: a memory outage must never break the user's session. What it
 did goes to a log file; turns it could not send are sent by the next run.
 """
@@ -15,6 +17,7 @@ import os
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,6 +95,13 @@ def read_transcript(path: Path) -> Iterator[Turn]:
             yield Turn(uuid, role, _fit(text))
 
 
+def turn_key(session_id: str, turn_uuid: str) -> str:
+    """The Idempotency-Key of one turn in one session. A gateway key is scoped to the caller, not the session,
+    so the turn's uuid alone would refuse a forked session's copy of it (`idempotency_key_reused`); a UUID5
+    also keeps any session id within the header's printable-ASCII limit."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"cairn-claude-code/{session_id}/{turn_uuid}"))
+
+
 class Progress:
     """The uuids already appended for one session, in a small JSON file (replaced atomically)."""
 
@@ -125,7 +135,7 @@ def run_hook(
 ) -> dict[str, Any]:
     """Append the new turns, then promote. Never raises; returns what it did (also logged)."""
     started = time.monotonic()
-    outcome: dict[str, Any] = {"appended": 0, "skipped": 0, "pending": 0, "promoted": None}
+    outcome: dict[str, Any] = {"appended": 0, "refused": 0, "skipped": 0, "pending": 0, "promoted": None}
     try:
         _logging(settings.log_file)
     except OSError:
@@ -161,25 +171,26 @@ def run_hook(
                         turn.role,
                         turn.content,
                         metadata={"source": "claude-code", "uuid": turn.uuid},
-                        idempotency_key=turn.uuid,
+                        idempotency_key=turn_key(session_id, turn.uuid),
                     )
+                    outcome["appended"] += 1
                 except CairnAPIError as exc:
                     if exc.status in (429,) or exc.status >= 500:
                         raise  # transient: stop here, the next run continues in order
                     log.warning("turn %s refused (%s); not retried", turn.uuid, exc.code)
+                    outcome["refused"] += 1
                 progress.done.add(turn.uuid)
-                outcome["appended"] += 1
-            outcome["pending"] = len(todo) - outcome["appended"]
+            outcome["pending"] = len(todo) - outcome["appended"] - outcome["refused"]
             if settings.promote and outcome["pending"] == 0 and remaining() > 0.5:
                 accepted = client.promote(session_id)
                 outcome["promoted"] = accepted.status
         except CairnClientError as exc:
-            outcome["pending"] = len(todo) - outcome["appended"]
+            outcome["pending"] = len(todo) - outcome["appended"] - outcome["refused"]
             outcome["error"] = str(exc)
             log.warning("session %s: %s (the next run catches up)", session_id, exc)
         finally:
             client.close()
-            if outcome["appended"]:
+            if outcome["appended"] or outcome["refused"]:
                 progress.save()
     except Exception as exc:  # the hook never fails the user's session
         outcome["error"] = f"{type(exc).__name__}: {exc}"
