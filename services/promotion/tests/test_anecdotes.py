@@ -4,7 +4,7 @@ from collections.abc import Callable
 
 import pytest
 
-from cairn_promotion.anecdotes import is_anecdote, is_hearsay
+from cairn_promotion.anecdotes import is_anecdote, is_family_wish, is_hearsay
 
 
 @pytest.mark.parametrize(
@@ -66,3 +66,35 @@ def test_what_someone_else_says_is_not_a_memory(memory: str) -> None:
 )
 def test_a_carer_or_a_written_rule_is_not_hearsay(memory: str) -> None:
     assert not is_hearsay(memory)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        # Writers E, I, L, M and X.
+        "my husband Tom wants a party",
+        "my mom wants 200 guests, which, sure, if she's paying",
+        "my fiancé Jonas wanted a DJ",
+        "my wife Priya wants to do the cake herself",
+        "my brother Tomasz is sorting the venue",
+    ],
+)
+def test_what_the_users_family_wants_for_the_plan_is_not_a_memory(
+    said: str, memory_of: Callable[[str], str | None]
+) -> None:
+    assert memory_of(said) is None
+
+
+@pytest.mark.parametrize(
+    "memory",
+    [
+        "The user's cat Mochi is diabetic and needs insulin twice a day",
+        "The user's son needs an EpiPen",
+        "The user's supervisor wants ACS style for all citations",
+        "The user's friend Dana wants to start running",
+        "The user's husband Tom wants his coffee black every morning",
+        "The user wants a small wedding",
+    ],
+)
+def test_a_recurring_wish_a_need_or_a_standing_rule_is_not_a_family_wish(memory: str) -> None:
+    assert not is_family_wish(memory)
