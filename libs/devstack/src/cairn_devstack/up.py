@@ -132,7 +132,7 @@ async def _run(settings: UpSettings) -> int:
     if lock is None:
         pid = (home / "up.pid").read_text().strip() if (home / "up.pid").exists() else "?"
         print(
-            f"Cairn is already running from {home} (pid {pid}); stop it with `task down` first.",
+            f"Cairn is already running from {home} (pid {pid}); stop it with `./task down` first.",
             file=sys.stderr,
         )
         return 1
