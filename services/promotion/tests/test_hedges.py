@@ -26,6 +26,12 @@ from cairn_promotion.hedges import is_bare_plan, is_guess, without_undecided
         # How a part of life feels, said as a sigh (writers E, Q and the in-style writers).
         "school nights are a battle",
         "my eating is chaos",
+        # How sure or eager the user is about this session's question (writer N, LongMemEval).
+        "I am not certain, since the site was set up by my predecessor",
+        "I am less certain about the shore excursions",
+        "I'm keen to get the sequence right before we commit to a date",
+        "I find myself with rather more than usual to invest",
+        "I'm not sure if I should bring my clipless pedals as well",
     ],
 )
 def test_a_guess_or_an_ended_state_is_not_a_memory(said: str, memory_of: Callable[[str], str | None]) -> None:
@@ -40,6 +46,8 @@ def test_a_guess_or_an_ended_state_is_not_a_memory(said: str, memory_of: Callabl
         ("I was born in Porto", "The user was born in Porto"),
         ("I would have tea over coffee any day", "The user would have tea over coffee any day"),
         ("my desk is a mess of cables", "The user's desk is a mess of cables"),
+        ("I'm sure the flight is at 9", "The user is sure the flight is at 9"),
+        ("I'm keen on hiking", "The user is keen on hiking"),
     ],
 )
 def test_a_preference_or_a_lasting_fact_stays(

@@ -16,7 +16,13 @@ _GUESS = re.compile(
     rf"{DATED_USER}(?:thinks|believes|suspects|bets|guesses|reckons|supposes|figures|assumes|imagines|doubts)\b"
     # "The user would never have noticed", "The user could have been more careful": what did not happen, or
     # might have.
-    rf"|{DATED_USER}(?:would|could|might)(?:n't| not| never)? have (?:been|had|done|got|known|seen|\w+ed|\w+en)\b",
+    rf"|{DATED_USER}(?:would|could|might)(?:n't| not| never)? have (?:been|had|done|got|known|seen|\w+ed|\w+en)\b"
+    # "The user is not certain, since the site was set up by the user's predecessor", "is less certain about the
+    # shore excursions", "is keen to get the sequence right", "finds themselves needing to think something
+    # through": how sure or eager the user is about this session's question (writers I and N; 6 survivors, no
+    # writer labelled one).
+    rf"|{DATED_USER}(?:is|am) (?:(?:not|less|quite|rather) (?:certain|sure)|unsure|keen to)\b"
+    rf"|{DATED_USER}finds (?:themselves|himself|herself)\b",
     re.IGNORECASE,
 )
 
