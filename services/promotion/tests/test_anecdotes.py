@@ -4,7 +4,7 @@ from collections.abc import Callable
 
 import pytest
 
-from cairn_promotion.anecdotes import is_anecdote, is_family_wish, is_hearsay
+from cairn_promotion.anecdotes import is_anecdote, is_character_sketch, is_family_wish, is_hearsay
 
 
 @pytest.mark.parametrize(
@@ -98,3 +98,34 @@ def test_what_the_users_family_wants_for_the_plan_is_not_a_memory(
 )
 def test_a_recurring_wish_a_need_or_a_standing_rule_is_not_a_family_wish(memory: str) -> None:
     assert not is_family_wish(memory)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        # Writers I and T.
+        "my boss Gerald is a lovely man",
+        "my supervisor, Dr Helen Marsh, is brilliant but terrifying",
+        "my neighbour Alan is not the most reliable witness",
+        "my partner Luis is the decisive one",
+    ],
+)
+def test_what_the_user_thinks_of_someones_character_is_not_a_memory(
+    said: str, memory_of: Callable[[str], str | None]
+) -> None:
+    assert memory_of(said) is None
+
+
+@pytest.mark.parametrize(
+    "memory",
+    [
+        "The user's dog is great with kids",
+        "The user's son is a picky eater",
+        "The user is a kind person",
+        "The user's internet is unreliable",
+        "The user's team is great",
+        "The user's manager is very supportive",
+    ],
+)
+def test_what_someone_is_good_with_or_a_things_quality_is_no_character_sketch(memory: str) -> None:
+    assert not is_character_sketch(memory)

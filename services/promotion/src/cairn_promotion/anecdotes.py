@@ -15,7 +15,7 @@ says ("The team's style guide says max line length 100") is the rule: both stay.
 
 import re
 
-from cairn_promotion.lexicon import FEMALE, MALE, PAST_IRREGULAR, PETS
+from cairn_promotion.lexicon import FEMALE, MALE, PAST_IRREGULAR, PETS, RELATION, ROLES
 from cairn_promotion.rewrite import undated
 from cairn_promotion.rules import CARER
 
@@ -76,3 +76,26 @@ _FAMILY_WISH = re.compile(
 def is_family_wish(memory: str) -> bool:
     """Whether a memory is what someone of the user's family wants for this session's plan."""
     return _FAMILY_WISH.match(undated(memory)) is not None
+
+
+# "The user's boss Gerald is a lovely man", "The user's supervisor, Dr Helen Marsh, is brilliant but
+# terrifying", "The user's neighbour Alan is not the most reliable witness", "The user's partner Luis is the
+# decisive one", "Ellie is bossy": what the user thinks of someone's character, told for colour (writers I and
+# T; 5 survivors, none matched; no writer labelled one). What someone is good or bad with ("great with kids"),
+# eats ("a picky eater") or lives with ("anxious around strangers") is not a character word here, and stays.
+_CHARACTER = re.compile(
+    # Someone of the user's by relation or role, with their name ("The user's supervisor, Dr Helen Marsh,"), or
+    # a name alone: a thing's "unreliable" or "great" is a fact about it.
+    rf"^(?:the user's (?:{RELATION}|{ROLES})(?:,? (?:[A-Z][\w.'’-]*)(?: [A-Z][\w.'’-]*){{0,2}},?)?|[A-Z][a-z]+) "
+    r"(?:is|are) (?:a |an |the )?"
+    r"(?:not the most |very |really |so |quite |pretty |super |such a |a bit )?"
+    r"(?:lovely|brilliant|nice|kind|great|amazing|wonderful|bossy|decisive|terrifying|grumpy|funny|sweet|"
+    r"stubborn|lazy|reliable|unreliable|difficult|easygoing|chill|generous|hilarious)\b"
+    r"(?! (?:with|at|about|for|to)\b)",
+    re.IGNORECASE,
+)
+
+
+def is_character_sketch(memory: str) -> bool:
+    """Whether a memory is only what the user thinks of someone's character ("Gerald is a lovely man")."""
+    return _CHARACTER.match(undated(memory)) is not None

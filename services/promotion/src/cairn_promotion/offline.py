@@ -19,7 +19,7 @@ from datetime import date
 from typing import Protocol
 
 from cairn_contracts.promotion import Candidate, Turn
-from cairn_promotion.anecdotes import is_anecdote, is_family_wish, is_hearsay
+from cairn_promotion.anecdotes import is_anecdote, is_character_sketch, is_family_wish, is_hearsay
 from cairn_promotion.answer_form import answer_form_candidates
 from cairn_promotion.answers import answered_candidates
 from cairn_promotion.asks import (
@@ -421,10 +421,11 @@ def as_memory(candidate: Candidate) -> Candidate | None:
     assistant, a phrase cut short, what they used to do, only guess or sigh about, have not decided or plan
     without a detail (`hedges`), what only points back at the conversation (`referents.points_back`), what
     holds only for the next hours (`transient`), machine output pasted in (`pasted`), a story someone else
-    lived, what someone else says or what the user's family wants for the plan (`anecdotes`) is not a fact
-    about them; a trailing "and", a tail cut short, an undecided plan and what follows from a fact ("... so the user is careful") are cut; a formal "should like" is said as
-    "would" (`rewrite.plain_conditional`); and a setting's change or a move home is said as the state it
-    leaves (`updates.as_state`), kept with at least `UPDATE_CONFIDENCE`; an allergy, a condition, a diet, an
+    lived, what someone else says, what the user's family wants for the plan or what the user thinks of
+    someone's character (`anecdotes`) is not a fact about them; a trailing "and", a tail cut short, an
+    undecided plan and what follows from a fact ("... so the user is careful") are cut; a formal "should like"
+    is said as "would" (`rewrite.plain_conditional`); and a setting's change or a move home is said as the
+    state it leaves (`updates.as_state`), kept with at least `UPDATE_CONFIDENCE`; an allergy, a condition, a diet, an
     operation or the home of the user's or of someone of theirs (`introductions`), a role or a named colleague's
     duty (`duties`), a decision that says what was decided (`decisions`), how the user does a kind of work
     (`habits`) and what their clinician told them to do (`care_advice`) are kept at the names' confidence
@@ -471,6 +472,7 @@ def as_memory(candidate: Candidate) -> Candidate | None:
             is_anecdote,
             is_hearsay,
             is_family_wish,
+            is_character_sketch,
         )
     ):
         return None
