@@ -391,6 +391,19 @@ def test_learned_compiler_keeps_facts_and_drops_chatter(learned: LearnedDecision
     assert not any("How are you" in t or "thanks" in t.lower() for t in texts)
 
 
+def test_a_bare_choice_is_promoted_with_what_it_was_for(learned: LearnedDecision) -> None:
+    turns = [
+        Turn(
+            role="user",
+            content="Planning our team offsite for Q3. It has to be reachable by train from London.",
+        ),
+        Turn(role="assistant", content="Brussels and Lille are the most budget-friendly by train."),
+        Turn(role="user", content="Honestly yeah, let's go with Brussels."),
+    ]
+    texts = [c.text for c in OfflineCompiler(learned).extract(turns) if c.confidence >= 0.6]
+    assert "The user decided to go with Brussels for the team offsite" in texts
+
+
 @pytest.mark.parametrize(
     ("said", "parts"),
     [

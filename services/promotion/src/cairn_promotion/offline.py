@@ -56,7 +56,7 @@ from cairn_promotion.context_block import (
     lone_line_fact,
 )
 from cairn_promotion.corrections import apply_corrections, carry_updates
-from cairn_promotion.decisions import states_a_decision
+from cairn_promotion.decisions import states_a_decision, with_topic
 from cairn_promotion.duties import states_a_duty
 from cairn_promotion.habits import states_a_tool_habit
 from cairn_promotion.hedges import is_bare_plan, is_guess, is_venting, without_undecided
@@ -248,6 +248,8 @@ class OfflineCompiler:
                     if (candidate := _candidate(part, part_verdict, day, household)) is not None:
                         if (memory := as_memory(candidate)) is not None:
                             memories.append(memory if companion is None else _shared(memory, companion))
+            if clause.role == "user" and memories:
+                memories = _with_topics(memories, clause.turn_index, readable, turn_texts)
             candidates.extend(memories)
             before = clause
             if clause.role == "user":  # in reading order, so a later name takes the slot
@@ -271,6 +273,24 @@ class OfflineCompiler:
                     candidates.extend(help_language_candidates(clause.raw, turn_text))
         candidates.extend(blocks.values())  # lines no clause read as written (a correction rewrote them)
         return dedupe(latest_per_slot(with_relations(candidates)))
+
+
+def _with_topics(
+    memories: list[Candidate], turn_index: int, readable: Sequence[Turn], turn_texts: Sequence[str]
+) -> list[Candidate]:
+    """A clause's memories, a decision that names only its choice said with what it was for (`decisions`)."""
+    said_before = [
+        text
+        for turn, text in zip(readable[: turn_index + 1], turn_texts, strict=False)
+        if turn.role.strip().lower() == "user"
+    ]
+    out = []
+    for memory in memories:
+        text = with_topic(memory.text, said_before)
+        out.append(
+            memory if text == memory.text else memory.model_copy(update={"text": text, "slot": slot_of(text)})
+        )
+    return out
 
 
 def _said_parts(clause: Clause, under: bool, lines: dict[str, tuple[str, str]]) -> list[str]:
