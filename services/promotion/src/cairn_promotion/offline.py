@@ -56,7 +56,7 @@ from cairn_promotion.context_block import (
     lone_line_fact,
 )
 from cairn_promotion.corrections import apply_corrections, carry_updates
-from cairn_promotion.decisions import states_a_decision, with_topic
+from cairn_promotion.decisions import states_a_decision
 from cairn_promotion.duties import states_a_duty
 from cairn_promotion.habits import states_a_tool_habit
 from cairn_promotion.hedges import is_bare_plan, is_guess, is_venting, without_undecided
@@ -112,6 +112,7 @@ from cairn_promotion.text import (
     strip_code,
     strip_remember,
 )
+from cairn_promotion.topics import with_topic
 from cairn_promotion.transient import is_transient
 from cairn_promotion.updates import as_state, is_former
 
@@ -278,7 +279,8 @@ class OfflineCompiler:
 def _with_topics(
     memories: list[Candidate], turn_index: int, readable: Sequence[Turn], turn_texts: Sequence[str]
 ) -> list[Candidate]:
-    """A clause's memories, a decision that names only its choice said with what it was for (`decisions`)."""
+    """A clause's memories, a choice or a plan's value that names nothing it is for said with what the session
+    said it is for (`topics`)."""
     said_before = [
         text
         for turn, text in zip(readable[: turn_index + 1], turn_texts, strict=False)
