@@ -19,8 +19,8 @@ _GUESS = re.compile(
     rf"|{DATED_USER}(?:would|could|might)(?:n't| not| never)? have (?:been|had|done|got|known|seen|\w+ed|\w+en)\b"
     # "The user is not certain, since the site was set up by the user's predecessor", "is less certain about the
     # shore excursions", "is keen to get the sequence right", "finds themselves needing to think something
-    # through": how sure or eager the user is about this session's question (writers I and N; 6 survivors, no
-    # writer labelled one).
+    # through", LongMemEval's "is not sure if the user should bring the clipless pedals": how sure or eager the
+    # user is about this session's question (writer N; 5 survivors, no writer labelled one).
     rf"|{DATED_USER}(?:is|am) (?:(?:not|less|quite|rather) (?:certain|sure)|unsure|keen to)\b"
     rf"|{DATED_USER}finds (?:themselves|himself|herself)\b",
     re.IGNORECASE,

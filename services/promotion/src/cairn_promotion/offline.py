@@ -283,8 +283,8 @@ def _with_topics(
     said it is for (`topics`)."""
     said_before = [
         text
-        for turn, text in zip(readable[: turn_index + 1], turn_texts, strict=False)
-        if turn.role.strip().lower() == "user"
+        for index, (turn, text) in enumerate(zip(readable, turn_texts, strict=True))
+        if index <= turn_index and turn.role.strip().lower() == "user"
     ]
     out = []
     for memory in memories:
@@ -447,12 +447,12 @@ def as_memory(candidate: Candidate) -> Candidate | None:
     someone's character (`anecdotes`) is not a fact about them; a trailing "and", a tail cut short, an
     undecided plan and what follows from a fact ("... so the user is careful") are cut; a formal "should like"
     is said as "would" (`rewrite.plain_conditional`); and a setting's change or a move home is said as the
-    state it leaves (`updates.as_state`), kept with at least `UPDATE_CONFIDENCE`; an allergy, a condition, a diet, an
-    operation or the home of the user's or of someone of theirs (`introductions`), a role or a named colleague's
-    duty (`duties`), a decision that says what was decided (`decisions`), how the user does a kind of work
-    (`habits`) and what their clinician told them to do (`care_advice`) are kept at the names' confidence
-    (`_KEPT_BY_SHAPE`); a question asked without its mark is cut or, alone, dropped (`asks`); a past verb with no
-    subject and a parent called by the word for them are the user's (`rewrite.with_bare_subject`,
+    state it leaves (`updates.as_state`), kept with at least `UPDATE_CONFIDENCE`; an allergy, a condition, a
+    diet, an operation or the home of the user's or of someone of theirs (`introductions`), a role or a named
+    colleague's duty (`duties`), a decision that says what was decided (`decisions`), how the user does a kind
+    of work (`habits`) and what their clinician told them to do (`care_advice`) are kept at the names'
+    confidence (`_KEPT_BY_SHAPE`); a question asked without its mark is cut or, alone, dropped (`asks`); a past
+    verb with no subject and a parent called by the word for them are the user's (`rewrite.with_bare_subject`,
     `names.with_kin_owner`); a bare preference for a language is the language the user wants help in
     (`help_language`).
 

@@ -1,11 +1,11 @@
 """What a session is about, said where a memory leaves it out.
 
-"The user decided to go with Brussels", "Total budget is £25k", "Target is £40,000 by the end of 2027": read
-alone, a choice or a value of nothing. The session said what it was for ("Planning our team offsite for Q3",
-"We're renovating our kitchen", "I'm saving for a house deposit"), and the writers label it with that ("The
-user decided to hold the team offsite in Brussels", "The user's kitchen renovation budget is £25k"); so such a
-memory is written "... for the team offsite", "Total budget for the kitchen is £25k". Only the user's own turns are read, the
-nearest naming a topic first.
+"The user decided to go with Brussels", "Total budget is £25k", "Date is 2025-09-20": read alone, a choice or a
+value of nothing. The session said what it was for ("Planning our team offsite for Q3", "We're renovating our
+kitchen", "wedding planning help"), and the writers label it with that ("The user decided to hold the team
+offsite in Brussels", "The user's kitchen renovation budget is £25k"); so such a memory is written "... for the
+team offsite", "Total budget for the kitchen is £25k". Only the user's own turns are read, the nearest naming a
+topic first.
 """
 
 import re
@@ -18,7 +18,7 @@ _BARE_CHOICE = re.compile(
     r"(?!.*\b(?:for|in|on|per|as|to|at|with|from|of|into)\b)\S+(?: \S+){0,3}$",
     re.IGNORECASE,
 )
-# "Total budget is £25k", "Target is £40,000 by the end of 2027", "Date is 2025-09-20, Oaxaca": a plan's value
+# "Total budget is £25k", "Date is 2025-09-20, Oaxaca", "Budget cap is $1,500/month": a plan's value
 # said with its key alone (writers B, L and O); one that says what for ("the wedding budget", "... for the
 # trip") is left as said.
 _BARE_VALUE = re.compile(
