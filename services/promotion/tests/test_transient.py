@@ -121,6 +121,11 @@ from cairn_promotion.transient import is_transient
         "I woke up with a sore throat and a fever of 100.8",
         "I spent Tuesday evening with a pencil and paper trying to arrange everything",
         "I went to a records office last spring",
+        # A closing time on the day of an errand, and where the user is in the day (writers L, O, S, V and AA).
+        "The post office closes at 5, the shop with the jacket at 6",
+        "the depot closes at 4",
+        "I'm off at 18:00",
+        "I'm starting from home at 2pm",
     ],
 )
 def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[str], str | None]) -> None:
@@ -192,6 +197,10 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
             "we cannot use services hosted outside the EU",
             "The user's team cannot use services hosted outside the EU",
         ),
+        # A place's hours and the user's working day as a habit.
+        ("The restaurant is closed Sundays and Mondays", "The restaurant is closed Sundays and Mondays"),
+        ("the office closes at 6pm on weekdays", "The office closes at 6pm on weekdays"),
+        ("I'm off at 17:00 every Friday", "The user is off at 17:00 every Friday"),
         # Years spent somewhere, a school gone to, access held and what the user saw are the user's.
         ("I spent ten years in Berlin", "The user spent ten years in Berlin"),
         ("I went to the University of Leeds", "The user went to the University of Leeds"),

@@ -33,11 +33,23 @@ _SINCE_CLOCK = re.compile(
     r"(?:minutes?|mins?|hours?)\b",
     re.IGNORECASE,
 )
-# "Pick up the dry cleaning before 6", "Errands: ..., milk before 6": said of the user, the same words are a
-# habit ("The user doesn't take meetings before 10"), so only a memory that is not about the user counts, and
-# not a rule ("Recon-settlements must finish before 06:00 UTC", "Nothing before 13:00 on Fridays").
+# "Pick up the dry cleaning before 6", "Errands: ..., milk before 6", "The post office closes at 5", "The depot
+# closes at 4" (writers L, O and S; none labelled): said of the user, the same words are a habit ("The user
+# doesn't take meetings before 10"), so only a memory that is not about the user counts, and not a rule
+# ("Recon-settlements must finish before 06:00 UTC", "Nothing before 13:00 on Fridays"). Only an errand's place
+# closes for the day: the user's office or restaurant keeps its hours ("The office opens at 9 and closes at 6";
+# "The restaurant is closed Sundays and Mondays" is labelled).
+_ERRAND_PLACE = (
+    r"(?:post office|depot|shop|store|pharmacy|chemist|bank|library|dry cleaners?|tip|dump|supermarket|grocery|"
+    r"hardware (?:store|shop|place)|sorting office)"
+)
 _ERRAND_BY_CLOCK = re.compile(
-    rf"^(?!(?:On [\d-]+, )?the user\b)(?!.*\b(?:must|nothing|never|no)\b).*\b(?:before|by) {_CLOCK}",
+    rf"^(?!(?:On [\d-]+, )?the user\b)(?!.*\b(?:must|nothing|never|no)\b).*\b(?:before|by) {_CLOCK}"
+    rf"|^(?:On [\d-]+, )?(?:the )?{_ERRAND_PLACE} closes at {_CLOCK}(?!.*\b(?:every|each|daily|weekdays?|weekends?|\w+days)\b)"
+    # "The user is off at 18:00", "is starting from home at 2pm": where the user is in the day of the session
+    # (writers V and AA; no writer labelled one); "is in bed by 22:30 every night" is a habit and stays.
+    rf"|^(?:On [\d-]+, )?the user is (?:off|starting|leaving|back|free|done|home|finishing|heading)\b"
+    rf"(?!.*\b(?:every|each|always|usually|weekdays?|weekends?)\b).*\bat {_CLOCK}",
     re.IGNORECASE,
 )
 # "The pods are stable", "The user's mother is fine": how something is doing as the session is written.
