@@ -126,6 +126,11 @@ from cairn_promotion.transient import is_transient
         "the depot closes at 4",
         "I'm off at 18:00",
         "I'm starting from home at 2pm",
+        # How the user feels about what the conversation just gave them (LongMemEval).
+        "I'm excited to try out the new beans in my French press",
+        "I'm really looking forward to trying out my new hybrid bike on those routes",
+        "I'm glad you mentioned the Indie Next List",
+        "I'm curious to know if there's a way to see which posts are performing well",
     ],
 )
 def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[str], str | None]) -> None:
@@ -197,6 +202,9 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
             "we cannot use services hosted outside the EU",
             "The user's team cannot use services hosted outside the EU",
         ),
+        # Nerves that last and what the user is curious about.
+        ("I get nervous speaking in public", "The user gets nervous speaking in public"),
+        ("I'm curious about Rust", "The user is curious about Rust"),
         # A place's hours and the user's working day as a habit.
         ("The restaurant is closed Sundays and Mondays", "The restaurant is closed Sundays and Mondays"),
         ("the office closes at 6pm on weekdays", "The office closes at 6pm on weekdays"),
