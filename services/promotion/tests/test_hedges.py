@@ -71,6 +71,18 @@ def test_a_preference_or_a_lasting_fact_stays(
         ("The user has been going back and forth between two venues", None),
         ("The user is torn between somewhere in the middle and just going to Portugal", None),
         ("The user keeps going back and forth about adult day care for her, no decision yet", None),
+        # A plan weighed (writer E, LongMemEval).
+        ("The user is actually thinking of investing in a milk frother", None),
+        ("The user has been thinking about getting a bike lock with a GPS tracker", None),
+        ("On 2025-02-11, the user is toying with LaTeX for this chapter", None),
+        (
+            "The user has been leaning towards a wooden top, but now the user is considering the glass top option too",
+            "The user has been leaning towards a wooden top",
+        ),
+        (
+            "The user considers Rust the best language for CLIs",
+            "The user considers Rust the best language for CLIs",
+        ),
         # The plan follows a fact: the fact stays.
         (
             "The user's husband Tom plays guitar so maybe we could do a little duet thing",
