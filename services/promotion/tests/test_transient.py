@@ -126,6 +126,11 @@ from cairn_promotion.transient import is_transient
         "the depot closes at 4",
         "I'm off at 18:00",
         "I'm starting from home at 2pm",
+        # What the user will do next about the conversation (writers I and S, LongMemEval).
+        "I'll definitely check out those resources to find upcoming coin shows",
+        "I will have to write this up",
+        "I'll have a proper sit down with Sandra about a SIPP as well",
+        "I'll get Alan to log his too",
         # How the user feels about what the conversation just gave them (LongMemEval).
         "I'm excited to try out the new beans in my French press",
         "I'm really looking forward to trying out my new hybrid bike on those routes",
@@ -202,6 +207,12 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
             "we cannot use services hosted outside the EU",
             "The user's team cannot use services hosted outside the EU",
         ),
+        # What the user decided to do.
+        (
+            "I will open a Roth IRA and max it every year",
+            "The user will open a Roth IRA and max it every year",
+        ),
+        ("I'll rebalance once a year in January", "The user will rebalance once a year in January"),
         # Nerves that last and what the user is curious about.
         ("I get nervous speaking in public", "The user gets nervous speaking in public"),
         ("I'm curious about Rust", "The user is curious about Rust"),

@@ -111,7 +111,15 @@ _TRIED = re.compile(
     rf"{DATED_USER}(?:just tried|tried already|already tried|will try|'ll try|is going to try)\b"
     # "I shall take a copy of the database file before I begin", "I shall register voluntarily", "I intend to
     # raise the matter with her GP": a step the user is about to take, said formally (writer N; none labelled).
-    rf"|{DATED_USER}(?:shall|intends to)\s+(?!(?:always|never|only|usually)\b)",
+    rf"|{DATED_USER}(?:shall|intends to)\s+(?!(?:always|never|only|usually)\b)"
+    # "The user will definitely check out those resources", "will have to check out those options", "will ask the
+    # staff", "will have a proper sit down with Sandra", "will get Alan to log his too", "will have to write this
+    # up": what the user will do next about the conversation (LongMemEval: 9 survivors, none holding an answer;
+    # writers I and S, 3). What the user decided to do lasts ("will open a Roth IRA and max it every year", "will
+    # rebalance once a year in January", "will move his savings to ..." are labelled) and stays.
+    rf"|{DATED_USER}(?:will|'ll)(?: (?:also|definitely|actually|probably|just|certainly|still))? (?:check out|"
+    r"look into|look at|look for|consider|ask|have to|need to|try|see|think about|take a look|google|read up|"
+    r"get \w+ to|have a (?:proper )?(?:sit[- ]down|chat|talk|look))\b",
     re.IGNORECASE,
 )
 
