@@ -464,7 +464,14 @@ def test_an_instruction_with_its_verb_stays(memory_of: Callable[[str], str | Non
         # An answer taking up what the assistant said (writers D and G).
         ("The user has yogurt, okay the user will do that", True),
         ("The user takes book + bookmark one, perfecto", True),
+        # The user taking to what the assistant suggested (writer I, LongMemEval).
+        ("The user likes the idea of using a limited palette", True),
+        ("The user loves the idea of keeping the brown leaves in winter", True),
+        ("The user likes the sound of the Watermelon Basil Margarita", True),
+        ("The user likes the exercises the assistant suggested", True),
         # What the user says of someone of theirs, or a fact.
+        ("The user likes dark roasts", False),
+        ("The user loves the sound of rain", False),
         ("The user is fine with pork, okay with fish, never beef", False),
         ("The user's supervisor, Dr Helen Marsh, is brilliant but terrifying", False),
         ("The user is good at chess", False),

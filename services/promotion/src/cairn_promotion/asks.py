@@ -211,6 +211,16 @@ _PRAISED = re.compile(
     r"(?:great|genius|perfect|nice|easiest|fun|good|clever|smart|brilliant|helpful|useful|amazing|fantastic)\b",
     re.IGNORECASE,
 )
+# "The user likes the idea of using a limited palette", "loves the idea of a creamy dessert", "likes the sound of
+# the Watermelon Basil Margarita", "likes the exercises the assistant suggested": the user taking to what the
+# assistant just suggested (LongMemEval: 10 survivors, none holding an answer; writer I, 1; no readable set labels
+# one). What the user likes of their own is said with it ("The user likes dark roasts") and stays.
+_TAKES_TO_THE_SUGGESTION = re.compile(
+    r"^(?:On [\d-]+, )?the user (?:really |also |definitely |just )?(?:likes|loves|appreciates) "
+    r"(?:the|that|this|these|those) (?:idea|ideas|options?|suggestions?|exercises|recipes?|tips?|plan|"
+    r"sound of (?:the|that|this|these|those|it))\b",
+    re.IGNORECASE,
+)
 
 # "The user has yogurt, okay the user will do that", "someone changed the env var, okay fixing it now", "The user
 # takes book + bookmark one, perfecto": an answer that takes up what the assistant just said (writers D and G;
@@ -221,7 +231,9 @@ _TAKES_IT_UP = re.compile(r",\s*(?:okay|ok|perfect|perfecto)\b(?!\s+with\b)", re
 def is_about_the_assistant(memory: str) -> bool:
     """Whether a memory's subject is the assistant, or what it suggested: a thanks, a verdict on its answer, or
     an answer taking it up."""
-    return any(p.search(memory) for p in (_ABOUT_THE_ASSISTANT, _PRAISED, _TAKES_IT_UP))
+    return any(
+        p.search(memory) for p in (_ABOUT_THE_ASSISTANT, _PRAISED, _TAKES_TO_THE_SUGGESTION, _TAKES_IT_UP)
+    )
 
 
 def is_task_request(memory: str) -> bool:
