@@ -493,6 +493,10 @@ def test_praise_for_a_suggestion_is_about_the_assistant(memory: str, praise: boo
         ("For photo uploads on the bakery's ordering site", True),
         ("By long-standing company policy", True),
         ("To a Synology NAS in the office", True),
+        # A turn of the conversation with nothing said after it (LongMemEval).
+        ("Speaking of noodles", True),
+        ("As for the user's 10K goal", True),
+        ("As for the dog, she is 9", False),
         ("For long rides the user set a 50% temp basal an hour before", False),
         ("For analysis we're using R with the lme4 package", False),
         ("With the user's club, Wielerclub De Kei, the Sunday 8am group ride", False),

@@ -332,7 +332,10 @@ _OPENS_MID_SENTENCE = re.compile(r"^\s*[,;:)\]]")
 # before which a statement could stand ("For long rides, the user sets a 50% temp basal", "With the user's
 # club, Wielerclub De Kei, ..." stay).
 _PHRASE_ALONE = re.compile(
-    r"^(?:for|by|with|from|about|of|to|under|via|per|through|during)\s"
+    # "Speaking of noodles", "As for the user's 10K goal": a turn of the conversation with nothing said after it
+    # (LongMemEval: 2 survivors, none holding an answer).
+    r"^(?:speaking of|as for|as to|regarding|re:?)\s(?![^,;:]*[,;:])(?!.*\b(?:is|are|was|were|has|have|had)\b)"
+    r"|^(?:for|by|with|from|about|of|to|under|via|per|through|during)\s"
     r"(?![^,;:]*[,;:])"
     r"(?!.*\b(?:the user|i|we|they|he|she|it|is|are|was|were|has|have|had|will|would|can|could|must|should|"
     r"do|does|did|goes|go|gets|got|keeps|makes|runs|uses|takes|needs|wants|\w+ed)\b)",
