@@ -345,7 +345,7 @@ _PHRASE_ALONE = re.compile(
 
 def is_fragment(memory: str) -> bool:
     """Whether a memory is too short to state anything (under `_MIN_FACT_WORDS` words and no "label: value"),
-    opens mid-sentence, or is a prepositional phrase alone."""
+    opens mid-sentence, or is a prepositional phrase or a turn of the conversation alone ("Speaking of noodles")."""
     return (":" not in memory and len(memory.split()) < _MIN_FACT_WORDS) or bool(
         _OPENS_MID_SENTENCE.match(memory) or _PHRASE_ALONE.match(memory)
     )

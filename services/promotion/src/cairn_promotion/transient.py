@@ -45,7 +45,8 @@ _ERRAND_PLACE = (
 )
 _ERRAND_BY_CLOCK = re.compile(
     rf"^(?!(?:On [\d-]+, )?the user\b)(?!.*\b(?:must|nothing|never|no)\b).*\b(?:before|by) {_CLOCK}"
-    rf"|^(?:On [\d-]+, )?(?:the )?{_ERRAND_PLACE} closes at {_CLOCK}(?!.*\b(?:every|each|daily|weekdays?|weekends?|\w+days)\b)"
+    rf"|^(?:On [\d-]+, )?(?:the )?{_ERRAND_PLACE} closes at {_CLOCK}"
+    r"(?!.*\b(?:every|each|daily|weekdays?|weekends?|\w+days)\b)"
     # "The user is off at 18:00", "is starting from home at 2pm": where the user is in the day of the session
     # (writers V and AA; no writer labelled one); "is in bed by 22:30 every night" is a habit and stays.
     rf"|^(?:On [\d-]+, )?the user is (?:off|starting|leaving|back|free|done|home|finishing|heading)\b"
