@@ -15,6 +15,7 @@ from temporalio.client import Client, WorkflowFailureError
 
 from cairn_devstack import free_port
 from cairn_devstack.cairn import CairnStack
+from cairn_promotion.worker import SWEEP_SCHEDULE_ID
 from cairn_promotion.workflows import PromoteSession
 from conftest import TenantHandle, bearer
 from tests.e2e.test_memory import remember
@@ -207,6 +208,23 @@ class TestTenantProviders:
         ]
 
     async def test_a_failing_compile_does_not_advance_the_watermark(
+        self,
+        http: httpx.AsyncClient,
+        tenant: TenantHandle,
+        admin_key: str,
+        temporal: Client,  # noqa: F811
+        provider: tuple[FakeProvider, str],
+    ) -> None:
+        # Only this test's triggers may compile the session: the shared stack's sweep fires every ten minutes and
+        # would otherwise pick the unpromoted session up between the two triggers (the second then says "running").
+        sweep = temporal.get_schedule_handle(SWEEP_SCHEDULE_ID)
+        await sweep.pause(note="test_a_failing_compile_does_not_advance_the_watermark")
+        try:
+            await self._fail_then_compile_again(http, tenant, admin_key, temporal, provider)
+        finally:
+            await sweep.unpause(note="test_a_failing_compile_does_not_advance_the_watermark done")
+
+    async def _fail_then_compile_again(
         self,
         http: httpx.AsyncClient,
         tenant: TenantHandle,
