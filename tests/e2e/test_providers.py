@@ -104,6 +104,19 @@ async def set_providers(
     assert KEY not in r.text
 
 
+@pytest.fixture
+async def sweep_paused(temporal: Client) -> AsyncIterator[None]:  # noqa: F811
+    """Only the test's own triggers compile its sessions: the shared stack's promotion sweep fires every ten
+    minutes and would otherwise pick an unpromoted session up between two triggers (the second then says
+    "running")."""
+    sweep = temporal.get_schedule_handle(SWEEP_SCHEDULE_ID)
+    await sweep.pause(note="paused by a test that triggers promotion itself")
+    try:
+        yield
+    finally:
+        await sweep.unpause(note="test done")
+
+
 class TestTenantProviders:
     async def test_settings_are_superadmin_only_and_never_show_the_key(
         self, http: httpx.AsyncClient, tenant: TenantHandle, admin_key: str
@@ -207,24 +220,8 @@ class TestTenantProviders:
             "The tenant's own compiler says the deploy window is Thursday"
         ]
 
+    @pytest.mark.usefixtures("sweep_paused")
     async def test_a_failing_compile_does_not_advance_the_watermark(
-        self,
-        http: httpx.AsyncClient,
-        tenant: TenantHandle,
-        admin_key: str,
-        temporal: Client,  # noqa: F811
-        provider: tuple[FakeProvider, str],
-    ) -> None:
-        # Only this test's triggers may compile the session: the shared stack's sweep fires every ten minutes and
-        # would otherwise pick the unpromoted session up between the two triggers (the second then says "running").
-        sweep = temporal.get_schedule_handle(SWEEP_SCHEDULE_ID)
-        await sweep.pause(note="test_a_failing_compile_does_not_advance_the_watermark")
-        try:
-            await self._fail_then_compile_again(http, tenant, admin_key, temporal, provider)
-        finally:
-            await sweep.unpause(note="test_a_failing_compile_does_not_advance_the_watermark done")
-
-    async def _fail_then_compile_again(
         self,
         http: httpx.AsyncClient,
         tenant: TenantHandle,

@@ -112,7 +112,7 @@ from cairn_promotion.text import (
     strip_code,
     strip_remember,
 )
-from cairn_promotion.topics import with_topic
+from cairn_promotion.topics import names_nothing_it_is_for, with_topic
 from cairn_promotion.transient import is_transient
 from cairn_promotion.updates import as_state, is_former
 
@@ -280,7 +280,9 @@ def _with_topics(
     memories: list[Candidate], turn_index: int, readable: Sequence[Turn], turn_texts: Sequence[str]
 ) -> list[Candidate]:
     """A clause's memories, a choice or a plan's value that names nothing it is for said with what the session
-    said it is for (`topics`)."""
+    said it is for (`topics`). The session's turns are gathered only for a clause that has such a memory."""
+    if not any(names_nothing_it_is_for(memory.text) for memory in memories):
+        return memories
     said_before = [
         text
         for index, (turn, text) in enumerate(zip(readable, turn_texts, strict=True))

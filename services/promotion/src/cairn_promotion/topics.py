@@ -59,6 +59,12 @@ _TOPICS = (
 _OWNER = re.compile(r"^(?:the|my|our) ", re.IGNORECASE)
 
 
+def names_nothing_it_is_for(memory: str) -> bool:
+    """Whether a memory is a choice or a plan's value that says nothing of what it is for ("The user decided to go
+    with Brussels", "Total budget is £25k"): the only memories `with_topic` rewrites."""
+    return _BARE_VALUE.match(memory) is not None or _BARE_CHOICE.match(memory) is not None
+
+
 def with_topic(memory: str, said_before: Sequence[str]) -> str:
     """A choice or a plan's value that names nothing it is for, said with what the session said it is for:
     "The user decided to go with Brussels" -> "The user decided to go with Brussels for the team offsite" when the
@@ -68,9 +74,9 @@ def with_topic(memory: str, said_before: Sequence[str]) -> str:
         memory: The memory as it would be written.
         said_before: The user's turns up to the one the memory was said in, oldest first.
     """
-    value = _BARE_VALUE.match(memory)
-    if value is None and _BARE_CHOICE.match(memory) is None:
+    if not names_nothing_it_is_for(memory):
         return memory
+    value = _BARE_VALUE.match(memory)
     for turn in reversed(said_before):
         topics = [m for pattern in _TOPICS for m in pattern.finditer(turn)]
         if not topics:
