@@ -73,6 +73,12 @@ from cairn_promotion.transient import is_transient
         "Order 99120 hasn't arrived",
         "my flight is delayed 3 hours at Frankfurt",
         "Lint passes now but kubeconform complains about an empty limits block",
+        # The fault said by its signs (writers D, L, M, V and Y).
+        "The crashloop is the payments worker and the logs just say exit code 137",
+        "no idea why, the load balancer health checks are like flapping",
+        "`TestSettle` times out in CI about 1 in 10 runs",
+        "we're getting leader elections every few minutes",
+        "A quiz I published is showing 12 points possible when it should be 10",
         # Today said at either end, in the languages writer C mixes in.
         "Hoy leí el paper de Hughes 2018",
         "Aaj fasting sugar 180 aaya, thoda tension ho raha hai",
@@ -163,6 +169,8 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
             "Prod runs on EKS in eu-west-1 and the checkout pods keep getting OOMKilled",
         ),
         ("I pay my rent on the 1st", "The user pays the user's rent on the 1st"),
+        # A limit or a setting is not the fault ("The session times out after 30 minutes").
+        ("The session times out after 30 minutes", "The session times out after 30 minutes"),
         ("my train is delayed every winter", "The user's train is delayed every winter"),
         ("Clients are on net 30 with a 2% late fee", "Clients are on net 30 with a 2% late fee"),
         ("Rent went up to £1,320 from this month", "Rent went up to £1,320 from this month"),
