@@ -520,6 +520,32 @@ def test_learned_compiler_writes_one_memory_per_fact(learned: LearnedDecision) -
     assert "Node group is m6i.xlarge" in texts
 
 
+@pytest.mark.parametrize(
+    ("said", "memory"),
+    [
+        (
+            "our billing service is a Go 1.22 monolith, and since this morning's merge we're getting a nil pointer panic",
+            "The billing service is a Go 1.22 monolith",
+        ),
+        (
+            "We have a Nest Learning Thermostat and since Tuesday it's been showing as offline in the app",
+            "The user's team has a Nest Learning Thermostat",
+        ),
+    ],
+)
+def test_a_kept_clause_ends_where_speech_turns_to_the_moment(
+    learned: LearnedDecision, said: str, memory: str
+) -> None:
+    # What follows "and since ...", "and now ...", "and today ..." is what is happening as the user speaks (writers
+    # I, N, S and X); the fact before it is the memory.
+    kept = [
+        c.text
+        for c in OfflineCompiler(learned).extract([Turn(role="user", content=said)])
+        if c.confidence >= 0.6
+    ]
+    assert kept == [memory]
+
+
 def test_a_clause_under_the_gate_is_read_again_without_its_topic_label(learned: LearnedDecision) -> None:
     # "Deps:" before a statement with its own subject costs it the gate (0.43; writer P); a kept clause keeps its
     # label, which may say what it is about ("On-call: I'm on the rotation every 4th week").

@@ -80,7 +80,7 @@ from cairn_promotion.names import (
     with_kin_owner,
     with_relations,
 )
-from cairn_promotion.parts import fact_parts, parts_read_again
+from cairn_promotion.parts import kept_parts, parts_read_again
 from cairn_promotion.pasted import is_pasted_output
 from cairn_promotion.referents import Referents, points_back
 from cairn_promotion.rewrite import (
@@ -299,12 +299,12 @@ def _with_topics(
 
 def _said_parts(clause: Clause, under: bool, lines: dict[str, tuple[str, str]]) -> list[str]:
     """What a clause's memories say, one fact each: a lone "Key: value" line's value with its key; a kept clause's
-    bare-subject facts or run-on statements (`fact_parts`); a clause under the gate's facts, each of which the
+    bare-subject facts or run-on statements, each up to where speech turns to the moment (`kept_parts`); a clause under the gate's facts, each of which the
     decision read again alone (`parts_read_again`)."""
     if clause.role == "user" and (keyed := lone_line_fact(clause.raw, lines)):
         return [keyed]
     said = clause.said or clause.text
-    parts = parts_read_again(said, clause.role == "user") if under else fact_parts(said)
+    parts = parts_read_again(said, clause.role == "user") if under else kept_parts(said)
     return _said_as_the_users(parts) if clause.role == "user" else parts
 
 

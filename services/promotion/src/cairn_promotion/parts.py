@@ -167,6 +167,24 @@ def parts_read_again(said: str, of_the_user: bool) -> list[str]:
     return [piece.strip() for part in parts for piece in _TURN_TO_NOW.split(part) if piece.strip()]
 
 
+# "our billing service is a Go 1.22 monolith, and since this morning's merge we're getting a nil pointer panic",
+# "we have a Nest thermostat and since Tuesday it's been showing as offline", "decided last month to move the DNS
+# to Cloudflare, and today was the day": after "and" or "but", a kept clause turns from what holds to what
+# happened around the session (writers I, N, S and X). The decision kept the clause for what holds, so the part
+# ends there. "and now ..." and "and currently ..." are left whole: what follows is as often the new value ("we
+# were on Jenkins but now we use GitHub Actions") or a second fact ("I'm 41 and currently work as a nurse"), and
+# "since then", "since 2019" and "since I was a kid" start what has held ever since.
+_TURN_TO_THE_MOMENT = re.compile(
+    r",?\s+(?:and|but)\s+(?:today|yesterday|this morning|tonight|since (?!then\b|\d{4}\b|(?:i|we) (?:was|were)\b))",
+    re.IGNORECASE,
+)
+
+
+def kept_parts(said: str) -> list[str]:
+    """A kept clause's facts (`fact_parts`), each up to where speech turns to what is happening now."""
+    return [_TURN_TO_THE_MOMENT.split(part, maxsplit=1)[0].strip() for part in fact_parts(said)]
+
+
 def fact_parts(said: str) -> list[str]:
     """A kept clause's words as one fact per part: "Lb is haproxy on lb-01, app nodes are web-01..web-04" ->
     two. A part shorter than `FACT_PART_MIN_WORDS` stays with the part before it."""
