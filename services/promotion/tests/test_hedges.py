@@ -32,6 +32,11 @@ from cairn_promotion.hedges import is_bare_plan, is_guess, without_undecided
         "I'm keen to get the sequence right before we commit to a date",
         "I find myself with rather more than usual to invest",
         "I'm not sure if I should bring my clipless pedals as well",
+        # What the user does not know of this session's question (writers A, M, N and X).
+        "I have like zero ideas",
+        "I have a vague recollection from somewhere that it has to do with fires",
+        "I'm a bit clueless about the raw-feeding stuff the rescue mentioned",
+        "I've never used Playwright before",
     ],
 )
 def test_a_guess_or_an_ended_state_is_not_a_memory(said: str, memory_of: Callable[[str], str | None]) -> None:
@@ -48,6 +53,8 @@ def test_a_guess_or_an_ended_state_is_not_a_memory(said: str, memory_of: Callabl
         ("my desk is a mess of cables", "The user's desk is a mess of cables"),
         ("I'm sure the flight is at 9", "The user is sure the flight is at 9"),
         ("I'm keen on hiking", "The user is keen on hiking"),
+        ("I have no car", "The user has no car"),
+        ("I have never smoked", "The user has never smoked"),
     ],
 )
 def test_a_preference_or_a_lasting_fact_stays(

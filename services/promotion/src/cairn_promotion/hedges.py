@@ -22,7 +22,12 @@ _GUESS = re.compile(
     # through", LongMemEval's "is not sure if the user should bring the clipless pedals": how sure or eager the
     # user is about this session's question (writer N; 5 survivors, no writer labelled one).
     rf"|{DATED_USER}(?:is|am) (?:(?:not|less|quite|rather) (?:certain|sure)|unsure|keen to)\b"
-    rf"|{DATED_USER}finds (?:themselves|himself|herself)\b",
+    rf"|{DATED_USER}finds (?:themselves|himself|herself)\b"
+    # "The user has like zero ideas", "has a vague recollection that it has to do with fires", "is a bit clueless
+    # about the raw-feeding stuff", "has never used Playwright before": what the user does not know of this
+    # session's question (writers A, M, N and X; 4 survivors, none matched).
+    rf"|{DATED_USER}(?:has (?:like |got )?(?:no|zero) ideas?|has a vague (?:recollection|idea)"
+    r"|is (?:a bit |a little |completely |totally )?clueless|has never (?:used|tried|done) \S+(?: \S+)? before)\b",
     re.IGNORECASE,
 )
 
