@@ -39,11 +39,25 @@ from cairn_promotion.topics import with_topic
             ["We're organising the team offsite", "Different thing: I'm planning a usability study"],
             "The user decided to go with SUS for the usability study",
         ),
+        # The question the choice answers: what makes sense, or what to do with the user's own (writers F and O).
+        (
+            "The user decided to go with 80/20",
+            [
+                "My retirement account is with Fidelity and I put in $500 a month. What allocation makes sense?"
+            ],
+            "The user decided to go with 80/20 for the allocation",
+        ),
+        (
+            "The user decided to go with overpaying £300/month",
+            ["anyway should I overpay my mortgage? it's fixed at 4.29% until 2027."],
+            "The user decided to go with overpaying £300/month for the mortgage",
+        ),
         # Nothing named, a choice that says what for, a topic it already holds, a question's own noun: as said.
         ("The user decided to go with Karpenter", ["we have a change freeze every December"], None),
         ("The user decided to go with splitting state per environment", ["Planning our migration"], None),
         ("The user decided to go with the kitchen plan", ["we're redoing the kitchen plan"], None),
         ("The user decided to go with owo-colors", ["want colored output, which crate?"], None),
+        ("The user decided to go with the galley layout", ["which layouts work in a narrow room?"], None),
         ("The user prefers Brussels", ["Planning our team offsite"], None),
         # A plan's value said with its key alone says what for after the key (writers B, L and O).
         (

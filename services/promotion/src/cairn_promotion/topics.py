@@ -35,9 +35,10 @@ _TOPIC_WORDS = rf"(?P<topic>(?:(?!{_TOPIC_STOP}\b)[a-z][\w'’-]*)(?: (?!{_TOPIC
 # Where a session names what the user is choosing or planning for: "for photo uploads on the bakery's ordering
 # site: presigned S3 urls or proxy ...?", "Planning our team offsite for Q3", "I'm planning a usability study",
 # "we're launching a fall tasting menu", "we're renovating our kitchen", "we need a feature store for the churn
-# model", "wedding planning help" (writers B, K, L, O and the in-style dev half). The question's own noun ("which
-# crate?", "what allocation makes sense?") names what was chosen, not what for, and what someone else wants
-# ("Sam's parents really want a church ceremony") is theirs: neither is read. "Saving for a house deposit" is
+# model", "wedding planning help" (writers B, K, L, O and the in-style dev half), and the question the choice
+# answers: "What allocation makes sense?", "should I overpay my mortgage?" (writers F and O). A question that only
+# names the kind of thing chosen ("which crate?", "which layouts work?") says what was chosen, not what for, and
+# what someone else wants ("Sam's parents really want a church ceremony") is theirs: neither is read. "Saving for a house deposit" is
 # left out: the memory saying so would hold every word of "Target for the house deposit is £40,000" but one,
 # and `offline.dedupe` would keep only it.
 _SAID_AS_IS = re.compile(r"\bfor (?P<topic>(?:the |my |our )?[\w'’ -]{3,60}?)\s*:", re.IGNORECASE)
@@ -55,6 +56,14 @@ _TOPICS = (
     ),
     # "wedding planning help", "trip planning": the plan named before the word.
     re.compile(r"^\W*(?P<topic>[a-z][\w'’-]*(?: [a-z][\w'’-]*)?) planning\b", re.IGNORECASE),
+    # "What allocation makes sense?", "Should I change my allocation?", "should I overpay my mortgage?": the
+    # question the choice answers.
+    re.compile(
+        r"\b(?:what|which) (?P<topic>(?!(?:is|are|do|does|should|would|can|could)\b)[a-z]+(?: [a-z]+)?)"
+        r" (?:makes sense|is best|would you (?:pick|choose|recommend))\W*\?",
+        re.IGNORECASE,
+    ),
+    re.compile(r"\bshould (?:i|we) \w+ (?:my|our) (?P<topic>[a-z]+(?: [a-z]+)?)\?", re.IGNORECASE),
 )
 _OWNER = re.compile(r"^(?:the|my|our) ", re.IGNORECASE)
 
