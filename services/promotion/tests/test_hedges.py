@@ -26,6 +26,12 @@ from cairn_promotion.hedges import is_bare_plan, is_guess, without_undecided
         # How a part of life feels, said as a sigh (writers E, Q and the in-style writers).
         "school nights are a battle",
         "my eating is chaos",
+        # The user chiding themselves, with nothing said of what (writers G, M, N, O, T and U).
+        "I always forget",
+        "I always mess it up",
+        "I totally blew it on takeout",
+        "I always panic about tax time",
+        "I never quite had the time",
         # How sure or eager the user is about this session's question (writer N, LongMemEval).
         "I am not certain, since the site was set up by my predecessor",
         "I am less certain about the shore excursions",
@@ -55,6 +61,7 @@ def test_a_guess_or_an_ended_state_is_not_a_memory(said: str, memory_of: Callabl
         ("I'm keen on hiking", "The user is keen on hiking"),
         ("I have no car", "The user has no car"),
         ("I have never smoked", "The user has never smoked"),
+        ("I always forget to take my meds", "The user always forgets to take the user's meds"),
     ],
 )
 def test_a_preference_or_a_lasting_fact_stays(

@@ -42,6 +42,18 @@ _VENTING = re.compile(
 )
 
 
+# "The user always forgets", "always messes it up", "totally blew it on takeout", "always panics about tax time",
+# "never quite had the time", "does tend to stare": the user chiding themselves, with nothing said of what
+# (writers G, M, N, O, T and U; 6 survivors, none matched). What is forgotten or put off ("always forgets to
+# take the user's meds") says what, and stays.
+_SELF_REPROACH = re.compile(
+    rf"{DATED_USER}(?:always |never |totally |just |really )?(?:"
+    r"forgets|messes (?:it|this|that|things) up|blew it|panics(?: about \w+(?: \w+)?)?|does tend to \w+"
+    r"|(?:never )?quite (?:had|has) the time)\b(?:\s+on\s+\w+)?\W*$",
+    re.IGNORECASE,
+)
+
+
 def is_guess(memory: str) -> bool:
     """Whether a memory states only what the user guesses or believes ("The user thinks ...")."""
     return _GUESS.match(memory) is not None
@@ -49,7 +61,7 @@ def is_guess(memory: str) -> bool:
 
 def is_venting(memory: str) -> bool:
     """Whether a memory says only how a part of the user's life feels ("School nights are a battle")."""
-    return _VENTING.match(memory) is not None
+    return _VENTING.match(memory) is not None or _SELF_REPROACH.match(memory) is not None
 
 
 # A plan not yet made: "Maybe the user will take the JLPT N3 next year", "The user is maybe going to train for a
