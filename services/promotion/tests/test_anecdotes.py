@@ -50,6 +50,11 @@ def test_a_story_is_not_promoted(memory_of: Callable[[str], str | None]) -> None
         "Log says AccessDenied on PutObject",
         "The printer's screen says it's connected",
         "Everyone says that's when he decided to become one",
+        # What someone asked of the user, sent or told them (writers I and N).
+        "The user has been asked to write a short literature review section on blue carbon by the end of the month",
+        "The user has been sent a spreadsheet by the treasurer of a committee",
+        "The user has been put in charge of the team offsite again",
+        "The user is told by the user's daughter Eleanor, utterly devoted to birdwatching",
     ],
 )
 def test_what_someone_else_says_is_not_a_memory(memory: str) -> None:
@@ -62,6 +67,8 @@ def test_what_someone_else_says_is_not_a_memory(memory: str) -> None:
         "The user's physio says the user has got patellar tendinopathy in the user's left knee",
         "The team's style guide says max line length 100",
         "The user says the assistant can call them Sam",
+        "The user has been a nurse for ten years",
+        "The user has been vegetarian since 2019",
     ],
 )
 def test_a_carer_or_a_written_rule_is_not_hearsay(memory: str) -> None:

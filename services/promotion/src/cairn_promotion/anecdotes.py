@@ -51,8 +51,21 @@ _WRITTEN_RULE = re.compile(
 )
 
 
+# "The user has been asked to write a short literature review by the end of the month", "has been sent a
+# spreadsheet by the treasurer", "has been put in charge of the team offsite again", "is told by the user's
+# daughter Eleanor ...": what someone else asked of the user, sent or told them, the errand the session is about
+# (writers I and N; 4 survivors, none matched).
+_PUT_TO_THE_USER = re.compile(
+    r"^the user (?:has|had) been (?:asked|sent|given|tasked|put in charge)\b|^the user is told by\b",
+    re.IGNORECASE,
+)
+
+
 def is_hearsay(memory: str) -> bool:
-    """Whether a memory is what someone or something other than the user or their carer says."""
+    """Whether a memory is what someone or something other than the user or their carer says, or what someone
+    asked of the user, sent or told them."""
+    if _PUT_TO_THE_USER.match(undated(memory)):
+        return True
     match = _HEARSAY.match(undated(memory))
     if match is None:
         return False
