@@ -26,6 +26,8 @@ from cairn_promotion.transient import is_transient
         "Errands: dry cleaning, return amazon pkg, milk before 6",
         # A cup counted, a step of this session's fix (writers D and S).
         "I'm on my second coffee and it's not helping",
+        "I had two coffees before",
+        "running on one coffee and the build's been red since about half eight",
         "I just tried pinning --platform linux/amd64 and the container starts locally now",
         "I will try micro-batch 8 with accumulation 4",
         "I shall take a copy of the database file before I begin",
@@ -169,6 +171,7 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
             "Prod runs on EKS in eu-west-1 and the checkout pods keep getting OOMKilled",
         ),
         ("I pay my rent on the 1st", "The user pays the user's rent on the 1st"),
+        ("I have two coffees a day", "The user has two coffees a day"),
         # A limit or a setting is not the fault ("The session times out after 30 minutes").
         ("The session times out after 30 minutes", "The session times out after 30 minutes"),
         ("my train is delayed every winter", "The user's train is delayed every winter"),

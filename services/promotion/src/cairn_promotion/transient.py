@@ -103,7 +103,11 @@ _STEP_TAKEN = re.compile(
 _AWAY_UNTIL = re.compile(r"\b(?:is|are|'s|'re) away\b.*\buntil\b", re.IGNORECASE)
 _NTH_CUP = re.compile(
     r"\bon (?:the user's|their|a|my) (?:second|third|fourth|fifth|\d+(?:st|nd|rd|th)) "
-    r"(?:coffee|cup|espresso|tea|beer|glass|energy drink)\b",
+    r"(?:coffee|cup|espresso|tea|beer|glass|energy drink)\b"
+    # "The user had two coffees before", "is running on one coffee and the build's been red since half eight":
+    # the cups of this day (writers I and AA; none matched). "has two coffees a day" is a habit and stays.
+    r"|\b(?:had|running on|on) (?:one|two|three|four|five|\d) (?:coffees?|cups? of (?:coffee|tea)|espressos?|"
+    r"energy drinks?)\b(?!.*\b(?:a|per|every|each) (?:day|morning|week)\b)",
     re.IGNORECASE,
 )
 # "The user just tried pinning --platform linux/amd64", "The user will try micro-batch 8": a step of this
