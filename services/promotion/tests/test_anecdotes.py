@@ -16,6 +16,9 @@ from cairn_promotion.anecdotes import is_anecdote, is_character_sketch, is_famil
         "Two years ago on fieldwork the little RIB flipped in Cawsand Bay",
         "Back in 2021 a lad convinced the user to put two grand into some crypto coin",
         "On 2025-04-02, last summer at the user's mum's barbecue Pickle ate an entire Victoria sponge",
+        # Writers E and W.
+        "Last time a doctor almost gave the user amoxicillin",
+        "On 2025-03-02, last time the user made something like this the top got quite dark",
     ],
 )
 def test_a_story_told_in_passing_is_not_a_memory(memory: str) -> None:
@@ -31,6 +34,7 @@ def test_a_story_told_in_passing_is_not_a_memory(memory: str) -> None:
         "Half PB is 1:38 from last spring",
         "The user's wife Priya runs a bakery, and about a year ago the user built her an ordering site",
         "The user's team goes climbing once a week",
+        "The user's last time at the Berlin half was 1:41",
     ],
 )
 def test_the_users_own_history_stays(memory: str) -> None:

@@ -25,7 +25,11 @@ _ONCE_DONE = re.compile(rf"\bonce (?:\w+ed|{'|'.join(sorted(PAST_IRREGULAR))})\b
 # autumn" date a record or a state, not a story).
 _STORY_TIME = re.compile(
     r"^(?:\S+\s+){0,7}?(?<!from )(?<!since )"
-    r"(?:last (?:summer|spring|winter|autumn|weekend|christmas)|(?:\w+ )?years ago|back in \d{4})\b",
+    r"(?:last (?:summer|spring|winter|autumn|weekend|christmas)|(?:\w+ )?years ago|back in \d{4}"
+    # "Last time a doctor almost gave the user amoxicillin", "last time the user made something like this the top
+    # got quite dark" (writers E and W; none matched).
+    # A record ("The user's last time at the Berlin half was 1:41") has no clause after "last time".
+    r"|(?:(?:the )?last time|the other day|one time)(?= (?:a|an|the|someone|he|she|they|we)\b))\b",
     re.IGNORECASE,
 )
 _ABOUT_THE_USER = re.compile(r"^the user(?:'s team)? ", re.IGNORECASE)
