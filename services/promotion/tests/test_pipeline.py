@@ -60,6 +60,8 @@ from cairn_promotion.text import QUOTE, Clause, clauses, drop_long_quote, senten
         ("The user's manager is Leila Haddad", "The user's manager is now Tom Berg"),
         ("The user is a nurse at St. Vincent's", "The user joined Helio Energy in March"),
         ("The user works in customer support at Lumen Analytics", "The user works remotely as a designer"),
+        # What the user eats, on the axis of meat and fish (writer O).
+        ("The user is vegetarian", "The user is actually pescatarian now"),
     ],
 )
 def test_a_new_value_holds_the_same_slot(old: str, new: str) -> None:
@@ -84,6 +86,9 @@ def test_a_new_value_holds_the_same_slot(old: str, new: str) -> None:
         # A person's "is" is many attributes: where the brother lives is not that he is visiting in May.
         ("The user's brother lives in Faro", "The user's brother is visiting in May"),
         ("The user's sister lives in Porto", "The user's sister is a dentist"),
+        # An intolerance is not the diet, nor is someone else's diet the user's.
+        ("The user is vegetarian", "The user is lactose intolerant"),
+        ("The user is vegetarian", "The user's sister Ines is vegan"),
     ],
 )
 def test_different_attributes_hold_different_slots(a: str, b: str) -> None:
@@ -123,6 +128,19 @@ def test_later_value_of_a_slot_wins_within_a_session() -> None:
     late = Candidate(text="The standup is at 10:00", confidence=0.7, slot="standup|is")
     other = Candidate(text="The user likes tea", confidence=0.8)
     assert latest_per_slot([early, other, late]) == [other, late]
+
+
+def test_a_corrected_diet_replaces_the_diet_said_before(learned: LearnedDecision) -> None:
+    # Writer O: the user said they were vegetarian, then corrected it; only the new diet is a memory.
+    turns = [
+        Turn(
+            role="user", content="I'm hosting a dinner next month and I'm vegetarian, so I need veggie mains."
+        ),
+        Turn(role="user", content="Oh wait, I should correct that, I'm actually pescatarian now."),
+    ]
+    kept = [c.text for c in OfflineCompiler(learned).extract(turns) if c.confidence >= 0.6]
+    assert "The user is actually pescatarian now" in kept
+    assert "The user is vegetarian" not in kept
 
 
 def test_time_bound_facts_are_dated_only_when_the_turn_has_a_date() -> None:

@@ -38,6 +38,14 @@ _FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"(?: (?:at|as)\s| a new job\b| (?-i:[A-Z]))"
             r"|^(?:on [\d-]+, )?the user is (?:now )?(?:a|an|the) [\w -]{2,40}? (?:at|for|with) (?-i:[A-Z])",
         ),
+        # What the user eats, on the one axis of meat and fish: "The user is vegetarian", later "The user is
+        # actually pescatarian now" (writer O). An intolerance or another diet is another fact ("The user is
+        # lactose intolerant", "The user's sister Ines is vegan").
+        (
+            "user|diet",
+            r"^(?:on [\d-]+, )?the user is (?:(?:now|actually|currently|mostly|strictly|fully) )*"
+            r"(?:vegan|vegetarian|pescatarian|pescetarian|flexitarian|an omnivore|plant-based)\b",
+        ),
         (
             "user|plan",
             r"^(?:on [\d-]+, )?the user (?:is (?:now )?on|upgraded to|downgraded to|switched to) the \w+ plan\b",
