@@ -52,6 +52,7 @@ def test_a_story_is_not_promoted(memory_of: Callable[[str], str | None]) -> None
         "Dana says it's fine since PG 11",
         "The user's friend says it'll ruin the user for every other language",
         "Log says AccessDenied on PutObject",
+        "Logs say port already in use",
         "The printer's screen says it's connected",
         "Everyone says that's when he decided to become one",
         # What someone asked of the user, sent or told them (writers I and N).

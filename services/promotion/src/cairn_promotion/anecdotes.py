@@ -45,7 +45,7 @@ def is_anecdote(memory: str) -> bool:
 
 # Who or what says it: up to four words opening the memory, not the user.
 _HEARSAY = re.compile(
-    r"^(?!the user\s)(?P<holder>[\w'’-]+(?: [\w'’-]+){0,3}?) (?:also )?(?:says|said|shows|complains)\b",
+    r"^(?!the user\s)(?P<holder>[\w'’-]+(?: [\w'’-]+){0,3}?) (?:also )?(?:says|said|shows|complains|say|show|complain)\b",
     re.IGNORECASE,
 )
 # What a written rule says is the rule: "The team's style guide says max line length 100".
