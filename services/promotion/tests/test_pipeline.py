@@ -1196,6 +1196,19 @@ def test_recent_one_offs_are_transient(text: str, transient: bool) -> None:
             "the twins, Oskar and Lotte, just turned 3 and they go to daycare Mon to Thu",
             "The user's twins go to daycare Mon to Thu",
         ),
+        # A group the user named in the same turn is its next "we" (writers I and K); a household "we" is the user.
+        (
+            "We're launching a fall tasting menu at my restaurant. We're closed Sundays and Mondays",
+            "The user's restaurant is closed Sundays and Mondays",
+        ),
+        (
+            "I'm deciding whether to run with my club on Wednesday. We run Wednesday evenings, about 8k",
+            "The user's club runs Wednesday evenings, about 8k",
+        ),
+        (
+            "my club meets on Sundays. we moved to Leuven in the summer",
+            "The user moved to Leuven in the summer",
+        ),
         # "her" or "him" as the object is who the session's "she"/"he" means (writers H, R and Z) ...
         ("my mum lives in Leeds and I visit her every Sunday", "The user visits the user's mum every Sunday"),
         (

@@ -24,6 +24,7 @@ from cairn_promotion.lexicon import (
     STOP_WORDS,
 )
 from cairn_promotion.names import leading_name
+from cairn_promotion.rewrite import rewrite_we
 from cairn_promotion.text import DISCOURSE_PREFIX
 
 _PRONOUN_START = re.compile(r"^(she|he)(?:'s|\s+is)\b|^(she|he|her|his)\b", re.IGNORECASE)
@@ -64,6 +65,14 @@ _GROUP_MENTION = re.compile(
     r"\b(?:my|our|the)\s+(?:two\s+|three\s+)?(twins|kids|children|parents|grandparents|cats|dogs|boys|girls)\b",
     re.IGNORECASE,
 )
+# "We're launching a tasting menu at my restaurant. We're closed Sundays and Mondays", "run with my club on
+# Wednesday. We run Wednesday evenings": the group the user named is who the turn's next "we" is.
+_ORG_MENTION = re.compile(
+    r"\b(?:my|our)\s+(restaurant|shop|store|bakery|caf[eé]|salon|studio|clinic|practice|firm|company|startup|"
+    r"charity|club|choir|lab|agency)\b",
+    re.IGNORECASE,
+)
+_WE_START = re.compile(r"^we\b", re.IGNORECASE)
 # "I see her every three weeks", "we visit him on Sundays", "I feed her twice a day": "her" or "him" as the
 # object (what follows is no noun it could own: an adverbial, an article, a pause or the end).
 _OBJECT_PRONOUN = re.compile(
@@ -143,6 +152,7 @@ class Referents:
         if not (self._it_asked or (asked and role == "user")):
             self._said.pop("it", None)
         self._said.pop("they", None)
+        self._said.pop("we", None)
         self._trailing = None
 
     def resolve(self, clause: str) -> tuple[str, str]:
@@ -223,6 +233,8 @@ class Referents:
             _note_person("doctor" if noun == "doc" else noun, f"my {noun}", self._said)
         for match in _GROUP_MENTION.finditer(said):
             self._said["they"] = f"my {match.group(1).lower()}"
+        for match in _ORG_MENTION.finditer(said):
+            self._said["we"] = f"my {match.group(1).lower()}"
         for match in _THING_MENTION.finditer(said):
             self._said["it"] = match.group(0).lower()
         for match in _THING_NAMED.finditer(said):
@@ -268,6 +280,8 @@ def _resolve(clause: str, referents: dict[str, str], *, whole: bool) -> str:
     body = DISCOURSE_PREFIX.sub("", clause)
     if whole and (thing := referents.get("it")) is not None and (it := _IT_START.match(body)):
         return f"{thing}{' is ' if _IT_IS.match(it.group(0)) else ' '}{body[it.end() :]}"
+    if whole and (group := referents.get("we")) is not None and _WE_START.match(body):
+        return rewrite_we(body, group=group)
     if whole and (group := referents.get("they")) is not None and (they := _THEY_START.match(body)):
         return f"{group}{' are' if they['are'] else ''}{body[they.end() :]}"
     if whole and (contracted := _PRONOUN_CONTRACTION.match(body)):

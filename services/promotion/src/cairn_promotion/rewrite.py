@@ -182,7 +182,7 @@ def normalise(text: str, role: str = "user", household: bool = False) -> str:
         text = _SECOND_VERB.sub(lambda m: f"{m.group(1)}{third_person(m.group(2).lower())}", text)
         # After the agreement: "me" is an object, so "give me vim keybindings" must not become "vims".
         text = _ME.sub("the user", text)
-        text = _rewrite_we(text, household)
+        text = rewrite_we(text, household)
         text = re.sub(r"\byou(?:'re| are)\b", "the assistant is", text, flags=re.IGNORECASE)
         # "you've saved my Sunday", "you were right": the contraction or the plural verb agrees with "the assistant".
         text = _YOU_CONTRACTED.sub(
@@ -489,15 +489,17 @@ def _assistant_verb(match: re.Match[str]) -> str:
     return f"the assistant {third_person(verb.lower())}"
 
 
-def _rewrite_we(text: str, household: bool = False) -> str:
-    # "We use pnpm" -> "The user's team uses pnpm"; a household "we" is the user: "we have two cats" -> "The user
-    # has two cats" (as a person would write it; "the user's family" would be one more word to mismatch).
+def rewrite_we(text: str, household: bool = False, group: str | None = None) -> str:
+    """A clause opening on "we" said of who "we" is: "We use pnpm" -> "The user's team uses pnpm"; a household
+    "we" is the user: "we have two cats" -> "The user has two cats" (as a person would write it; "the user's
+    family" would be one more word to mismatch); a `group` the turn named is itself ("my restaurant": "we're
+    closed Sundays" -> "my restaurant is closed Sundays")."""
     match = _WE_HEAD.match(text)
     if not match:
         return text
     # "we moved to Lisbon" / "from Ghent" is a home; "we moved to vitest", "from Jenkins" is the team's stack.
     at_home = household or _WE_FAMILY.search(text) is not None or moves_between_places(text)
-    who = "The user" if at_home else "The user's team"
+    who = group if group is not None and not at_home else "The user" if at_home else "The user's team"
     aux = match.group(0).strip().lower()
     rest = text[match.end() :]
     if aux in ("we're", "we are"):
