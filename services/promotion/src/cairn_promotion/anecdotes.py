@@ -27,8 +27,8 @@ _STORY_TIME = re.compile(
     r"^(?:\S+\s+){0,7}?(?<!from )(?<!since )"
     r"(?:last (?:summer|spring|winter|autumn|weekend|christmas)|(?:\w+ )?years ago|back in \d{4}"
     # "Last time a doctor almost gave the user amoxicillin", "last time the user made something like this the top
-    # got quite dark" (writers E and W; none matched).
-    # A record ("The user's last time at the Berlin half was 1:41") has no clause after "last time".
+    # got quite dark" (writers E and W; none matched). A record ("The user's last time at the Berlin half was
+    # 1:41") has no clause after "last time", and stays.
     r"|(?:(?:the )?last time|the other day|one time)(?= (?:a|an|the|someone|he|she|they|we)\b))\b",
     re.IGNORECASE,
 )
@@ -45,7 +45,8 @@ def is_anecdote(memory: str) -> bool:
 
 # Who or what says it: up to four words opening the memory, not the user.
 _HEARSAY = re.compile(
-    r"^(?!the user\s)(?P<holder>[\w'’-]+(?: [\w'’-]+){0,3}?) (?:also )?(?:says|said|shows|complains|say|show|complain)\b",
+    r"^(?!the user\s)(?P<holder>[\w'’-]+(?: [\w'’-]+){0,3}?) (?:also )?"
+    r"(?:says|said|shows|complains|say|show|complain)\b",
     re.IGNORECASE,
 )
 # What a written rule says is the rule: "The team's style guide says max line length 100".

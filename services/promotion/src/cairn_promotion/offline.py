@@ -299,8 +299,8 @@ def _with_topics(
 
 def _said_parts(clause: Clause, under: bool, lines: dict[str, tuple[str, str]]) -> list[str]:
     """What a clause's memories say, one fact each: a lone "Key: value" line's value with its key; a kept clause's
-    bare-subject facts or run-on statements, each up to where speech turns to the moment (`kept_parts`); a clause under the gate's facts, each of which the
-    decision read again alone (`parts_read_again`)."""
+    bare-subject facts or run-on statements, each up to where speech turns to the moment (`kept_parts`); a clause
+    under the gate's facts, each of which the decision read again alone (`parts_read_again`)."""
     if clause.role == "user" and (keyed := lone_line_fact(clause.raw, lines)):
         return [keyed]
     said = clause.said or clause.text

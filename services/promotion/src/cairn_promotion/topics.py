@@ -36,11 +36,11 @@ _TOPIC_WORDS = rf"(?P<topic>(?:(?!{_TOPIC_STOP}\b)[a-z][\w'’-]*)(?: (?!{_TOPIC
 # site: presigned S3 urls or proxy ...?", "Planning our team offsite for Q3", "I'm planning a usability study",
 # "we're launching a fall tasting menu", "we're renovating our kitchen", "we need a feature store for the churn
 # model", "wedding planning help" (writers B, K, L, O and the in-style dev half), and the question the choice
-# answers: "What allocation makes sense?", "should I overpay my mortgage?" (writers F and O). A question that only
-# names the kind of thing chosen ("which crate?", "which layouts work?") says what was chosen, not what for, and
-# what someone else wants ("Sam's parents really want a church ceremony") is theirs: neither is read. "Saving for a house deposit" is
-# left out: the memory saying so would hold every word of "Target for the house deposit is £40,000" but one,
-# and `offline.dedupe` would keep only it.
+# answers: "What allocation makes sense?", "should I overpay my mortgage?" (writers F and O). A question that
+# only names the kind of thing chosen ("which crate?", "which layouts work?") says what was chosen, not what for,
+# and what someone else wants ("Sam's parents really want a church ceremony") is theirs: neither is read.
+# "Saving for a house deposit" is left out: the memory saying so would hold every word of "Target for the house
+# deposit is £40,000" but one, and `offline.dedupe` would keep only it.
 _SAID_AS_IS = re.compile(r"\bfor (?P<topic>(?:the |my |our )?[\w'’ -]{3,60}?)\s*:", re.IGNORECASE)
 _TOPICS = (
     _SAID_AS_IS,
