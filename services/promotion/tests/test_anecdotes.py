@@ -53,6 +53,8 @@ def test_a_story_is_not_promoted(memory_of: Callable[[str], str | None]) -> None
         "The user's friend says it'll ruin the user for every other language",
         "Log says AccessDenied on PutObject",
         "Logs say port already in use",
+        'A statistician friend told the user p-values are "basically astrology"',
+        "The user's dad Len told the user about every garden he's ever dug since 1974",
         "The printer's screen says it's connected",
         "Everyone says that's when he decided to become one",
         # What someone asked of the user, sent or told them (writers I and N).
@@ -72,6 +74,7 @@ def test_what_someone_else_says_is_not_a_memory(memory: str) -> None:
         "The user's physio says the user has got patellar tendinopathy in the user's left knee",
         "The team's style guide says max line length 100",
         "The user says the assistant can call them Sam",
+        "The user's doctor told the user to cut salt because the user has high blood pressure",
         "The user has been a nurse for ten years",
         "The user has been vegetarian since 2019",
     ],

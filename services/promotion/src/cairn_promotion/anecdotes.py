@@ -46,7 +46,9 @@ def is_anecdote(memory: str) -> bool:
 # Who or what says it: up to four words opening the memory, not the user.
 _HEARSAY = re.compile(
     r"^(?!the user\s)(?P<holder>[\w'’-]+(?: [\w'’-]+){0,3}?) (?:also )?"
-    r"(?:says|said|shows|complains|say|show|complain)\b",
+    # "A statistician friend told the user p-values are 'basically astrology'", "The user's dad Len told the user
+    # about every garden he's ever dug" (writers I and L; none matched).
+    r"(?:says|said|shows|complains|say|show|complain|told the user|tells the user)\b",
     re.IGNORECASE,
 )
 # What a written rule says is the rule: "The team's style guide says max line length 100".
