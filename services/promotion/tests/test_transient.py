@@ -24,6 +24,10 @@ from cairn_promotion.transient import is_transient
         # An errand before a clock time (writers P, Q, S and X).
         "Pick up the dry cleaning before 6",
         "Errands: dry cleaning, return amazon pkg, milk before 6",
+        # The day's errands and where their places are (writers M, Q and AA).
+        "I have to pick up groceries drop a package at the post office",
+        "Pick up dry cleaning (Main St)",
+        "dry cleaner is near the grocery, ups store other side of town",
         # A cup counted, a step of this session's fix (writers D and S).
         "I'm on my second coffee and it's not helping",
         "I had two coffees before",
@@ -172,6 +176,10 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
         ),
         ("I pay my rent on the 1st", "The user pays the user's rent on the 1st"),
         ("I have two coffees a day", "The user has two coffees a day"),
+        (
+            "I fill my prescriptions at the Costco pharmacy",
+            "The user fills the user's prescriptions at the Costco pharmacy",
+        ),
         # A limit or a setting is not the fault ("The session times out after 30 minutes").
         ("The session times out after 30 minutes", "The session times out after 30 minutes"),
         ("my train is delayed every winter", "The user's train is delayed every winter"),
