@@ -24,6 +24,10 @@ from cairn_promotion.transient import is_transient
         # An errand before a clock time (writers P, Q, S and X).
         "Pick up the dry cleaning before 6",
         "Errands: dry cleaning, return amazon pkg, milk before 6",
+        # What works as the fault is tracked down (writers A and T).
+        "my phone is fine on the same network",
+        "The light is green and it feeds fine, but nothing printed",
+        "The test passes locally on my Windows VM with that change",
         # The day's errands and where their places are (writers M, Q and AA).
         "I have to pick up groceries drop a package at the post office",
         "Pick up dry cleaning (Main St)",
@@ -176,6 +180,10 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
         ),
         ("I pay my rent on the 1st", "The user pays the user's rent on the 1st"),
         ("I have two coffees a day", "The user has two coffees a day"),
+        (
+            "I have blackout curtains and a white noise machine, which usually work fine",
+            "The user has blackout curtains and a white noise machine, which usually work fine",
+        ),
         (
             "I fill my prescriptions at the Costco pharmacy",
             "The user fills the user's prescriptions at the Costco pharmacy",

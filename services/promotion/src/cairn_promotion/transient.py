@@ -66,6 +66,11 @@ _STATUS = re.compile(
     r"|\b(?:is|are) (?:out sick|off sick|on holiday|on vacation|on leave|on pto)\b"
     # "The user's mother Rosa is okay, just bruised", "The user's dad is being grumpy about it" (writers W, Z).
     r"|\b(?:is|are) (?:fine|okay|ok), just \w+\W*$|\b(?:is|are) being \w+"
+    # "The user's phone is fine on the same network", "it feeds fine, but nothing printed", "The test passes
+    # locally on the user's Windows VM with that change": what works as the fault is tracked down (writers A and
+    # T; none matched). "usually work fine" is a habit of the thing, and stays.
+    r"|^(?!(?:On [\d-]+, )?the user\s)(?:(?!\busually\b).)*\b(?:is|are|works?|feeds|prints|loads|connects) fine,? "
+    r"(?:on the same|but|when|from|over|with that|locally)\b|\bpasses locally\b"
     # Where the user is as they write: "is on the way back from a work trip", "is on the user's phone on the
     # train", "in a dark room typing this with one eye" (writers I, V, W; none matched, 1 of "reads these on
     # the train" is a habit and stays).
