@@ -496,6 +496,11 @@ def test_praise_for_a_suggestion_is_about_the_assistant(memory: str, praise: boo
         # A turn of the conversation with nothing said after it (LongMemEval).
         ("Speaking of noodles", True),
         ("As for the user's 10K goal", True),
+        # A span said alone, the answer to a question the memory does not hold (writers O, P and S).
+        ("5 hours actually", True),
+        ("Still 14 minutes though", True),
+        ("Only 4 hours of sleep", True),
+        ("8 hours of sleep is the user's minimum", False),
         ("As for the dog, she is 9", False),
         ("For long rides the user set a 50% temp basal an hour before", False),
         ("For analysis we're using R with the lme4 package", False),
