@@ -56,7 +56,8 @@ _ERRAND_BY_CLOCK = re.compile(
     # (writers M, Q and AA; none matched). Where the user fills prescriptions is a habit, and stays.
     r"|^(?:On [\d-]+, )?(?:the user (?:has to|needs to|must|will) )?(?:pick up|drop off|drop) (?:the |a |some )?"
     r"(?:groceries|dry cleaning|package|parcel)\b"
-    rf"|^(?:On [\d-]+, )?(?:the )?{_ERRAND_PLACE} is (?:near|next to|opposite|across from|(?:on the )?other side of)\b",
+    rf"|^(?:On [\d-]+, )?(?:the )?{_ERRAND_PLACE} is "
+    r"(?:near|next to|opposite|across from|(?:on the )?other side of)\b",
     re.IGNORECASE,
 )
 # "The pods are stable", "The user's mother is fine": how something is doing as the session is written.
@@ -69,7 +70,8 @@ _STATUS = re.compile(
     # "The user's phone is fine on the same network", "it feeds fine, but nothing printed", "The test passes
     # locally on the user's Windows VM with that change": what works as the fault is tracked down (writers A and
     # T; none matched). "usually work fine" is a habit of the thing, and stays.
-    r"|^(?!(?:On [\d-]+, )?the user\s)(?:(?!\busually\b).)*\b(?:is|are|works?|feeds|prints|loads|connects) fine,? "
+    r"|^(?!(?:On [\d-]+, )?the user\s)(?:(?!\busually\b).)*"
+    r"\b(?:is|are|works?|feeds|prints|loads|connects) fine,? "
     r"(?:on the same|but|when|from|over|with that|locally)\b|\bpasses locally\b"
     # Where the user is as they write: "is on the way back from a work trip", "is on the user's phone on the
     # train", "in a dark room typing this with one eye" (writers I, V, W; none matched, 1 of "reads these on
