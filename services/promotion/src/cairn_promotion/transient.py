@@ -65,6 +65,9 @@ _STATUS = re.compile(
     r"\b(?:is|are) (?:fine|okay|ok|stable|better|worse|back up)\W*$"
     # "My manager Dana is out sick", "my sister is on holiday in Crete": away for now (writers I, J, R).
     r"|\b(?:is|are) (?:out sick|off sick|on holiday|on vacation|on leave|on pto)\b"
+    # "The user's team is two minors behind on EKS", "The user is behind on the user's own repo": how far behind
+    # something is as the session is written (writers O and V; none matched).
+    r"|\b(?:is|are) (?:\w+ \w+ )?behind on\b"
     # "The user's mother Rosa is okay, just bruised", "The user's dad is being grumpy about it" (writers W, Z).
     r"|\b(?:is|are) (?:fine|okay|ok), just \w+\W*$|\b(?:is|are) being \w+"
     # "The user's phone is fine on the same network", "it feeds fine, but nothing printed", "The test passes
