@@ -24,6 +24,9 @@ from cairn_promotion.transient import is_transient
         # An errand before a clock time (writers P, Q, S and X).
         "Pick up the dry cleaning before 6",
         "Errands: dry cleaning, return amazon pkg, milk before 6",
+        # How the body feels as the user writes (writers G and W).
+        "I have cold now, sore throat 2 days",
+        "my chest is tight",
         # How far behind something is as the session is written (writers O and V).
         "we're two minors behind on EKS",
         "I'm behind on my own repo",
@@ -184,6 +187,7 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
         ("I pay my rent on the 1st", "The user pays the user's rent on the 1st"),
         ("I have two coffees a day", "The user has two coffees a day"),
         ("our API sits behind Traefik", "The API sits behind Traefik"),
+        ("I get a sore throat every winter", "The user gets a sore throat every winter"),
         (
             "I have blackout curtains and a white noise machine, which usually work fine",
             "The user has blackout curtains and a white noise machine, which usually work fine",

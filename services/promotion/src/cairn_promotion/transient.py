@@ -68,6 +68,10 @@ _STATUS = re.compile(
     # "The user's team is two minors behind on EKS", "The user is behind on the user's own repo": how far behind
     # something is as the session is written (writers O and V; none matched).
     r"|\b(?:is|are) (?:\w+ \w+ )?behind on\b"
+    # "The user has cold now, sore throat 2 days", "The user's chest is tight": how the body feels as the user
+    # writes (writers G and W; none matched). What comes back ("gets a sore throat every winter") stays.
+    r"|^(?!.*\b(?:every|each|always|usually|often)\b).*(?:\bsore throat\b|\bchest is tight\b"
+    r"|\b(?:has|got) (?:a |the )?(?:cold|fever|flu|stomach bug)\b(?! sores?\b))"
     # "The user's mother Rosa is okay, just bruised", "The user's dad is being grumpy about it" (writers W, Z).
     r"|\b(?:is|are) (?:fine|okay|ok), just \w+\W*$|\b(?:is|are) being \w+"
     # "The user's phone is fine on the same network", "it feeds fine, but nothing printed", "The test passes
