@@ -24,6 +24,10 @@ from cairn_promotion.transient import is_transient
         # An errand before a clock time (writers P, Q, S and X).
         "Pick up the dry cleaning before 6",
         "Errands: dry cleaning, return amazon pkg, milk before 6",
+        # A complaint about the thing the session is fixing (writers L, Q and X).
+        "The Grafana alert for pod restarts is super noisy",
+        "Disk alert spam all nite 🙄 its set at 70%",
+        "Server components are making styled-components painful",
         # How the body feels as the user writes (writers G and W).
         "I have cold now, sore throat 2 days",
         "my chest is tight",
@@ -188,6 +192,7 @@ def test_what_holds_for_hours_is_not_a_memory(said: str, memory_of: Callable[[st
         ("I have two coffees a day", "The user has two coffees a day"),
         ("our API sits behind Traefik", "The API sits behind Traefik"),
         ("I get a sore throat every winter", "The user gets a sore throat every winter"),
+        ("I check my spam folder every morning", "The user checks the user's spam folder every morning"),
         (
             "I have blackout curtains and a white noise machine, which usually work fine",
             "The user has blackout curtains and a white noise machine, which usually work fine",

@@ -68,6 +68,11 @@ _STATUS = re.compile(
     # "The user's team is two minors behind on EKS", "The user is behind on the user's own repo": how far behind
     # something is as the session is written (writers O and V; none matched).
     r"|\b(?:is|are) (?:\w+ \w+ )?behind on\b"
+    # "The Grafana alert for pod restarts is super noisy", "Disk alert spam all nite", "Server components are making
+    # styled-components painful": a complaint about the thing the session is fixing (writers L, Q and X; none
+    # matched); the thing's setting, when said, is what a memory keeps.
+    r"|\b(?:is|are) (?:super |really |very |so |way too |too |pretty )?noisy\b|\balert spam\b"
+    r"|\bmaking \S+(?: \S+)? painful\b"
     # "The user has cold now, sore throat 2 days", "The user's chest is tight": how the body feels as the user
     # writes (writers G and W; none matched). What comes back ("gets a sore throat every winter") stays.
     r"|^(?!.*\b(?:every|each|always|usually|often)\b).*(?:\bsore throat\b|\bchest is tight\b"
