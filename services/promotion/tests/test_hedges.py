@@ -43,6 +43,10 @@ from cairn_promotion.hedges import is_bare_plan, is_guess, without_undecided
         "I have a vague recollection from somewhere that it has to do with fires",
         "I'm a bit clueless about the raw-feeding stuff the rescue mentioned",
         "I've never used Playwright before",
+        # How carefully the user means to go about the session's question (writers D, E and I).
+        "I'm finally trying to be an adult about retirement",
+        "I want to be careful and do things properly",
+        "I'll do seeds for the bake sale, just to be safe",
     ],
 )
 def test_a_guess_or_an_ended_state_is_not_a_memory(said: str, memory_of: Callable[[str], str | None]) -> None:
@@ -62,6 +66,7 @@ def test_a_guess_or_an_ended_state_is_not_a_memory(said: str, memory_of: Callabl
         ("I have no car", "The user has no car"),
         ("I have never smoked", "The user has never smoked"),
         ("I always forget to take my meds", "The user always forgets to take the user's meds"),
+        ("I have to be careful with NSAIDs", "The user has to be careful with NSAIDs"),
     ],
 )
 def test_a_preference_or_a_lasting_fact_stays(

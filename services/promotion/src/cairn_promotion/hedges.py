@@ -27,7 +27,14 @@ _GUESS = re.compile(
     # about the raw-feeding stuff", "has never used Playwright before": what the user does not know of this
     # session's question (writers A, M, N and X; 4 survivors, none matched).
     rf"|{DATED_USER}(?:has (?:like |got )?(?:no|zero) ideas?|has a vague (?:recollection|idea)"
-    r"|is (?:a bit |a little |completely |totally )?clueless|has never (?:used|tried|done) \S+(?: \S+)? before)\b",
+    r"|is (?:a bit |a little |completely |totally )?clueless|has never (?:used|tried|done) \S+(?: \S+)? before)\b"
+    # "The user is finally trying to be an adult about retirement", "wants to be careful and do things properly",
+    # "will do seeds for the bake sale, just to be safe": how carefully the user means to go about the session's
+    # question (writers D, E and I; none matched). What to be careful with is a constraint ("has to be careful
+    # with NSAIDs"), and stays.
+    rf"|{DATED_USER}(?:\w+ly )?(?:is (?:\w+ly )?trying|wants|tries|needs|has) to be "
+    r"(?:careful|an adult|sensible|responsible)(?=\W*$| and\b| about\b)"
+    r"|.*,\s*just to be safe\W*$",
     re.IGNORECASE,
 )
 
