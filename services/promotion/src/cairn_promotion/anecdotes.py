@@ -71,9 +71,10 @@ _PUT_TO_THE_USER = re.compile(
 def is_hearsay(memory: str) -> bool:
     """Whether a memory is what someone or something other than the user or their carer says, or what someone
     asked of the user, sent or told them."""
-    if _PUT_TO_THE_USER.match(undated(memory)):
+    opening = undated(memory)
+    if _PUT_TO_THE_USER.match(opening):
         return True
-    match = _HEARSAY.match(undated(memory))
+    match = _HEARSAY.match(opening)
     if match is None:
         return False
     holder = match.group("holder")

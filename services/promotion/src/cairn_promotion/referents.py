@@ -72,7 +72,6 @@ _ORG_MENTION = re.compile(
     r"charity|club|choir|lab|agency)\b",
     re.IGNORECASE,
 )
-_WE_START = re.compile(r"^we\b", re.IGNORECASE)
 # "I see her every three weeks", "we visit him on Sundays", "I feed her twice a day": "her" or "him" as the
 # object (what follows is no noun it could own: an adverbial, an article, a pause or the end).
 _OBJECT_PRONOUN = re.compile(
@@ -280,8 +279,12 @@ def _resolve(clause: str, referents: dict[str, str], *, whole: bool) -> str:
     body = DISCOURSE_PREFIX.sub("", clause)
     if whole and (thing := referents.get("it")) is not None and (it := _IT_START.match(body)):
         return f"{thing}{' is ' if _IT_IS.match(it.group(0)) else ' '}{body[it.end() :]}"
-    if whole and (group := referents.get("we")) is not None and _WE_START.match(body):
-        return rewrite_we(body, group=group)
+    if (
+        whole
+        and (group := referents.get("we")) is not None
+        and (said := rewrite_we(body, group=group)) != body
+    ):
+        return said
     if whole and (group := referents.get("they")) is not None and (they := _THEY_START.match(body)):
         return f"{group}{' are' if they['are'] else ''}{body[they.end() :]}"
     if whole and (contracted := _PRONOUN_CONTRACTION.match(body)):

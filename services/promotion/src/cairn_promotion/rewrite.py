@@ -499,7 +499,7 @@ def rewrite_we(text: str, household: bool = False, group: str | None = None) -> 
         return text
     # "we moved to Lisbon" / "from Ghent" is a home; "we moved to vitest", "from Jenkins" is the team's stack.
     at_home = household or _WE_FAMILY.search(text) is not None or moves_between_places(text)
-    who = group if group is not None and not at_home else "The user" if at_home else "The user's team"
+    who = "The user" if at_home else group or "The user's team"
     aux = match.group(0).strip().lower()
     rest = text[match.end() :]
     if aux in ("we're", "we are"):

@@ -50,14 +50,16 @@ _ERRAND_BY_CLOCK = re.compile(
     # "The user is off at 18:00", "is starting from home at 2pm": where the user is in the day of the session
     # (writers V and AA; no writer labelled one); "is in bed by 22:30 every night" is a habit and stays.
     rf"|^(?:On [\d-]+, )?the user is (?:off|starting|leaving|back|free|done|home|finishing|heading)\b"
-    rf"(?!.*\b(?:every|each|always|usually|weekdays?|weekends?)\b).*\bat {_CLOCK}"
-    # "The user has to pick up groceries drop a package at the post office", "Pick up dry cleaning (Main St)", "Dry
-    # cleaner is near the grocery, ups store other side of town": the day's errands and where their places are
-    # (writers M, Q and AA; none matched). Where the user fills prescriptions is a habit, and stays.
-    r"|^(?:On [\d-]+, )?(?:the user (?:has to|needs to|must|will) )?(?:pick up|drop off|drop) (?:the |a |some )?"
+    rf"(?!.*\b(?:every|each|always|usually|weekdays?|weekends?)\b).*\bat {_CLOCK}",
+    re.IGNORECASE,
+)
+# "The user has to pick up groceries drop a package at the post office", "Pick up dry cleaning (Main St)", "Dry
+# cleaner is near the grocery, ups store other side of town": the day's errands and where their places are
+# (writers M, Q and AA; none matched). Where the user fills prescriptions is a habit, and stays.
+_DAYS_ERRANDS = re.compile(
+    r"^(?:On [\d-]+, )?(?:the user (?:has to|needs to|must|will) )?(?:pick up|drop off|drop) (?:the |a |some )?"
     r"(?:groceries|dry cleaning|package|parcel)\b"
-    rf"|^(?:On [\d-]+, )?(?:the )?{_ERRAND_PLACE} is "
-    r"(?:near|next to|opposite|across from|(?:on the )?other side of)\b",
+    rf"|^(?:On [\d-]+, )?(?:the )?{_ERRAND_PLACE} is (?:near|next to|opposite|across from|(?:on the )?other side of)\b",
     re.IGNORECASE,
 )
 # "The pods are stable", "The user's mother is fine": how something is doing as the session is written.
@@ -279,6 +281,7 @@ def is_transient(memory: str) -> bool:
         for p in (
             _SINCE_CLOCK,
             _ERRAND_BY_CLOCK,
+            _DAYS_ERRANDS,
             _AWAY_UNTIL,
             _STATUS,
             _STEP_TAKEN,
