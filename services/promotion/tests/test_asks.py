@@ -500,6 +500,9 @@ def test_praise_for_a_suggestion_is_about_the_assistant(memory: str, praise: boo
         ("5 hours actually", True),
         ("Still 14 minutes though", True),
         ("Only 4 hours of sleep", True),
+        # The examples of what the clause before said (LongMemEval); a filler "like" before a statement stays.
+        ("Like granola bars, nuts, and energy drinks", True),
+        ("Like the user is learning Japanese", False),
         ("8 hours of sleep is the user's minimum", False),
         ("As for the dog, she is 9", False),
         ("For long rides the user set a 50% temp basal an hour before", False),

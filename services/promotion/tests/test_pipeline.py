@@ -256,6 +256,33 @@ def test_ordinary_facts_are_not_secrets(text: str) -> None:
             "I really dislike long PR descriptions, keep suggestions short",
             ["I really dislike long PR descriptions", "keep suggestions short"],
         ),
+        # a bare verb after "and" shares the "to" or the modal the clause opened (LongMemEval, writers K and R)
+        (
+            "I'm also planning to take inventory of my shoe collection and see what else I can get rid of",
+            [
+                "I'm also planning to take inventory of my shoe collection",
+                "I'm also planning to see what else I can get rid of",
+            ],
+        ),
+        (
+            "I'll open a Solo 401(k) at Fidelity and stop SEP contributions",
+            ["I'll open a Solo 401(k) at Fidelity", "I'll stop SEP contributions"],
+        ),
+        ("I moved to Berlin in 2019 and work at Zalando", ["I moved to Berlin in 2019", "I work at Zalando"]),
+        # a noun with its own verb after "and" is a clause of its own (writer M)
+        (
+            "I get paid on the twenty fifth of every month and rent is fourteen fifty",
+            ["I get paid on the twenty fifth of every month", "rent is fourteen fifty"],
+        ),
+        # the last item of a list is not a verb sharing the subject (LongMemEval: "The user sometimes clotheses")
+        (
+            "I like buying household items, toiletries, and sometimes clothes for my kids",
+            ["I like buying household items, toiletries, and sometimes clothes for my kids"],
+        ),
+        (
+            "I'm based in Toronto and usually travel with my dog",
+            ["I'm based in Toronto", "I usually travel with my dog"],
+        ),
     ],
 )
 def test_facts_sharing_a_subject_become_one_clause_each(sentence: str, expected: list[str]) -> None:

@@ -342,7 +342,10 @@ _PHRASE_ALONE = re.compile(
     # "5 hours actually", "Still 14 minutes though", "Only 4 hours of sleep": a span said alone, the answer to a
     # question the memory does not hold (writers O, P and S; none matched).
     r"|^(?:On [\d-]+, )?(?:still |only |about |like |just |roughly )?(?:\d+|one|two|three|four|five|six) "
-    r"(?:minutes?|mins?|hours?|hrs?|days?|seconds?|secs?)(?: of \w+)?(?: actually| though| now)?\W*$",
+    r"(?:minutes?|mins?|hours?|hrs?|days?|seconds?|secs?)(?: of \w+)?(?: actually| though| now)?\W*$"
+    # "Like granola bars, nuts, and energy drinks": the examples of what the clause before said (LongMemEval).
+    # "Like the user is learning Japanese" (a filler "like") says something, and stays.
+    r"|^(?:On [\d-]+, )?like\s(?!.*\b(?:the user|i|we|they|he|she|it|is|are|was|were|has|have|had)\b)",
     re.IGNORECASE,
 )
 

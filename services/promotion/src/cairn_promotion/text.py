@@ -67,12 +67,26 @@ _VERB_FORMS = (
     r"paid|wrote|drove|ate|drank|grew|chose|left|found|began|taught|held|settled|tried|studied|carried"
 )
 _ADVERBS = rf"(?:(?:{FREQUENCY}|just|recently|finally|eventually|then|now)\s+)*"
+# "household items, toiletries, and sometimes clothes": a list's last item, not a verb sharing the subject.
+_SERIAL_LIST_END = re.compile(
+    rf",\s*(?!(?:{_VERB_FORMS})\b)[\w'-]+(?:\s+[\w'-]+)?,\s+and\s+"
+    r"(?:usually|always|never|often|typically|sometimes|also)\s",
+    re.IGNORECASE,
+)
 # "..., hated Fifty Shades", "... and usually travel with ...", "... but settled on a Bayesian model".
 _VERB_JOIN = re.compile(
     rf"(?:,\s+(?:and\s+|but\s+)?|\s+(?:and|but)\s+)(?={_ADVERBS}(?:{_VERB_FORMS})\b)",
     re.IGNORECASE,
 )
 _IMPERATIVE = re.compile(rf"^\s*(?:{_VERB_BASES})\b", re.IGNORECASE)
+# "I'm planning to take inventory ... and see what else I can get rid of", "I'll open a Solo 401(k) and stop
+# SEP contributions": a bare verb after "and" shares the "to" or the modal the clause opened, wherever it stands.
+_OPEN_HEAD = re.compile(
+    rf"\b(to|can|could|will|would|should|might|must|'ll|'d)\s+{_ADVERBS}(?!(?:the|a|an|my|our|your|his|her|"
+    r"their|this|that|these|those|me|us|them|him|it)\b)[a-z][\w'-]*",
+)
+_BARE_VERB = re.compile(rf"{_ADVERBS}(?:{_VERB_BASES})\b(?!['-])", re.IGNORECASE)
+_NOUN_SUBJECT = re.compile(r"[\w-]+\s+(?:is|are|was|were)\b", re.IGNORECASE)
 # A "to" or a modal right before the last verb: the verb after "and" belongs to it too.
 _SHARED_HEAD = re.compile(
     r"\b(?:to|can|could|will|would|should|might|must|may|want|wants|need|needs|'ll|'d)\s+[\w'-]+$",
@@ -283,7 +297,8 @@ def clauses(sentence: str) -> list[str]:
             merged.append(piece)
     parts: list[str] = []
     for clause in merged:
-        first, *rest = SUBJECTLESS_SPLIT.split(clause)
+        # "I like buying household items, toiletries, and sometimes clothes": the last item of a list.
+        first, *rest = [clause] if _SERIAL_LIST_END.search(clause) else SUBJECTLESS_SPLIT.split(clause)
         subject = subject_of(first)
         pieces = [first, *(f"{subject} {r}" if subject else r for r in rest)]
         for piece in pieces:
@@ -304,9 +319,15 @@ def verb_split(clause: str) -> list[str]:
         left, right = clause[: match.start()], parts[0][match.end() :]
         if len(left.split()) < 3 or _SHARED_HEAD.search(left) or _plural_after_first_person(subject, right):
             continue
-        # After a bare comma a base form is an imperative ("I dislike long PRs, keep it short"): no subject.
-        imperative = match.group().strip() == "," and _IMPERATIVE.match(right)
-        parts[0:1] = [left, right.strip() if imperative else f"{subject} {right.strip()}"]
+        bare_comma = match.group().strip() == ","
+        if _NOUN_SUBJECT.match(right):  # "... and rent is fourteen fifty": a clause with its own subject
+            parts[0:1] = [left, right.strip()]
+        elif not bare_comma and (head := _OPEN_HEAD.search(left)) and _BARE_VERB.match(right):
+            parts[0:1] = [left, f"{left[: head.end(1)]} {right.strip()}"]
+        else:
+            # After a bare comma a base form is an imperative ("I dislike long PRs, keep it short"): no subject.
+            imperative = bare_comma and _IMPERATIVE.match(right)
+            parts[0:1] = [left, right.strip() if imperative else f"{subject} {right.strip()}"]
     return parts
 
 
