@@ -163,6 +163,10 @@ def test_a_standing_rule_or_a_habit_stays(
         ("If the assistant suggests papers format them that way", True),
         ("Because the user definitely wants to pay 2% fees forever", True),
         ("When the user travels for work the user always takes the train", False),
+        # A reason or a time alone (LongMemEval); "since then" says what follows it.
+        ("Now that the user has some tips on taking good photos of the user's drum set", True),
+        ("Since the user has been experimenting with different flavor combinations", True),
+        ("Since then every document the user sends sits in the queue", False),
         # What was said came in the next sentence (writer I); what a carer said, named, is whole.
         ("The user's husband Tom has said", True),
         ("The user's partner Luis has said that before", True),
@@ -469,6 +473,12 @@ def test_an_instruction_with_its_verb_stays(memory_of: Callable[[str], str | Non
         ("The user loves the idea of keeping the brown leaves in winter", True),
         ("The user likes the sound of the Watermelon Basil Margarita", True),
         ("The user likes the exercises the assistant suggested", True),
+        # A remark on what the assistant just told the user (LongMemEval).
+        ("It's great to see schools taking action to address bullying based on gender identity", True),
+        ("It's fascinating to learn about these traditional Lakota games", True),
+        ("It sounds like flight attendants have to deal with a lot of different situations", True),
+        ("That's really interesting about the Harrowing of Hell", True),
+        ("It's great for the user's knees", False),
         # What the user says of someone of theirs, or a fact.
         ("The user likes dark roasts", False),
         ("The user loves the sound of rain", False),
@@ -566,6 +576,19 @@ def test_a_question_asked_without_its_mark_is_cut(memory: str, stated: str) -> N
         ("Any tips for sleeping during the day", True),
         ("Quick question what's the like difference between a roth IRA and a traditional one", True),
         ("On 2025-03-01, how do I rotate the keys", True),
+        # A question to the assistant, or about the world, typed without its mark (LongMemEval).
+        ("Have the assistant got any suggestions on must-see places or activities", True),
+        (
+            "In what ways do international organizations and civil society groups work together on foreign aid",
+            True,
+        ),
+        ("Was the Astrolabe an advanced instrument for the times or were there similar instruments", True),
+        # A question after a clause that cannot stand without it.
+        (
+            "Now that the user has a good idea for the gift, do the assistant think the user should include a card",
+            True,
+        ),
+        ("The user wants to know whether the gift should include a card", False),
         ("Anything with garlic is off the table for the user", False),
         ("The user wonders less these days", False),
     ],
