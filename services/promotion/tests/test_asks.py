@@ -327,6 +327,13 @@ def test_the_rules_read_the_memory_as_written() -> None:
     assert is_task_request("The user needs them fast because the user's brain has turned to porridge")
     assert is_task_request("The user needs something accessible and with reliable meal times")
     assert not is_task_request("The user needs 8 hours of sleep to function")
+    # A prompt's task (LongMemEval).
+    assert is_task_request(
+        "Describe the role of Martin Luther King Jr. in the American civil rights movement"
+    )
+    assert is_task_request("Act as expert (Senior Developer Level) in laravel and answer the questions")
+    assert is_task_request("Finish with a table of all his major championship wins sorted by year")
+    assert not is_task_request("Take-home is £3,100/month")
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,8 @@ from collections.abc import Callable
 
 import pytest
 
+from cairn_contracts.promotion import Turn
+from cairn_promotion.offline import session_clauses
 from cairn_promotion.pasted import is_pasted_output
 
 
@@ -55,3 +57,18 @@ def test_a_setting_said_in_words_stays(memory: str) -> None:
 
 def test_a_pasted_log_line_is_not_promoted(memory_of: Callable[[str], str | None]) -> None:
     assert memory_of("kubelet[2231]: E0211 09:14:02.118 eviction_manager.go:350] eviction manager") is None
+
+
+def _clauses(turn: str) -> list[str]:
+    return [clause.text for clause, _ in session_clauses([Turn(role="user", content=turn)])]
+
+
+def test_an_exported_table_is_data_but_a_dated_line_is_read() -> None:
+    rows = [
+        f"19/02/2023 02:{minute} Kyson Terry kyson@mobius.example ticketing-system status Car bugs #pol-{minute} closed"
+        for minute in (27, 37, 56)
+    ]
+    # Three rows opening on a date and a clock are a table exported from a tool (LongMemEval).
+    assert _clauses("\n".join(["I work in support at Mobius.", *rows])) == ["I work in support at Mobius."]
+    # Fewer are the user's own dated notes.
+    assert len(_clauses("\n".join(["I work in support at Mobius.", *rows[:2]]))) > 1

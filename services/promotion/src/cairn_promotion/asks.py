@@ -23,7 +23,11 @@ _STANDING = re.compile(
 _TASK_VERBS = (
     r"summari[sz]e|draft|write|explain|translate|list|show|find|check|calculate|compare|rewrite|fix|make|create|"
     r"generate|suggest|recommend|book|remind|add|push|move|reschedule|cancel|help|give|tell|send|look|plan|put|"
-    r"set up|build|review|proofread|convert|print"
+    r"set up|build|review|proofread|convert|print|"
+    # A prompt's task: "Describe the role of ...", "Act as expert in laravel", "Imagine you are a top investigator",
+    # "Finish with a table of ..." (LongMemEval: 8 survivors; no readable set has one).
+    r"describe|share|talk about|act as|imagine|finish with|discuss|elaborate|outline|compose|pretend|analy[sz]e|"
+    r"brainstorm|now look"
 )
 # "The user wants to add ...", "The user is trying to set up conditional formatting": what the user means to do
 # in this session. Changing a habit ("is trying to cut coffee to one cup a day") is the habit, and a goal that

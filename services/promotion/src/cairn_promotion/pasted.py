@@ -44,3 +44,18 @@ def is_pasted_output(memory: str) -> bool:
     """Whether a memory carries the marks of machine output (a log line, an error, a dump, an expression) or
     of a recipe copied in."""
     return _OUTPUT.search(memory) is not None or _RECIPE.search(memory) is not None
+
+
+# The rows of a table exported from a tool, each opening on its date and clock: "19/02/2023 02:27 Kyson Terry
+# terry.kyson@mobius.com ticketing-system status ... #pol-0002 closed" (LongMemEval: one pasted table gave its
+# session 20 survivors, each a row or a piece of one; no readable set has one). A single dated line is the user's
+# note and is read.
+_EXPORT_ROW = re.compile(
+    r"^[ \t]*(?:\d{1,2}/\d{1,2}/\d{2,4}|\d{4}-\d{2}-\d{2})[ T]\d{1,2}:\d{2}\b.*$", re.MULTILINE
+)
+_EXPORT_MIN_ROWS = 3
+
+
+def without_export_rows(text: str) -> str:
+    """A turn's text without the rows of a table exported from a tool (three rows or more), which are data."""
+    return _EXPORT_ROW.sub("", text) if len(_EXPORT_ROW.findall(text)) >= _EXPORT_MIN_ROWS else text
