@@ -334,6 +334,10 @@ def test_the_rules_read_the_memory_as_written() -> None:
     assert is_task_request("Act as expert (Senior Developer Level) in laravel and answer the questions")
     assert is_task_request("Finish with a table of all his major championship wins sorted by year")
     assert not is_task_request("Take-home is £3,100/month")
+    # Help looked for in this session (LongMemEval); what the user looks for in life stays.
+    assert is_task_request("The user is looking for some advice on dog arthritis")
+    assert is_task_request("The user is also looking for some recommendations on car air fresheners")
+    assert not is_task_request("The user is looking for a new job in Lisbon")
 
 
 @pytest.mark.parametrize(

@@ -43,8 +43,12 @@ _MEANS_TO = re.compile(
 # "The user needs help with one problem in the API", "The user needs like a quick idea for a snack", "The user
 # needs a script that finds IAM access keys older than 90 days": something to be made in this session.
 _NEEDS_HELP = re.compile(
-    r"^The user (?:really |just |also )?(?:needs|wants|would like)(?: like)? "
-    r"(?:(?:some |a little |a bit of |a quick |quick )?(?:help|ideas?|advice|suggestions?|tips|"
+    # "The user is looking for some advice on dog arthritis", "... some recommendations on coffee shops in the
+    # area" (LongMemEval: 28 of 1,590 survivors of 400 sessions; no readable set has one).
+    r"^The user (?:really |just |also )?(?:needs|wants|would like|is (?:(?:also|actually|currently|just|really) )?"
+    r"(?:looking|searching) for)(?: like)? "
+    r"(?:(?:some |any |a few |more |a little |a bit of |a quick |quick )?(?:new )?(?:help|ideas?|advice|suggestions?|"
+    r"tips|recommendations?|information|info|inspiration|guidance|resources|"
     r"an? (?:quick )?(?:idea|overview|summary|plan|script|way|function|query|formula|regex|template))"
     # "The user wants a strength routine the user can do at home", "... a running plan", "... a GitHub Actions
     # check that blocks merges": a thing to be made, named with what it is for (writers E, K, L and O).
