@@ -518,6 +518,15 @@ def test_a_bare_choice_is_promoted_with_what_it_was_for(learned: LearnedDecision
             "a test VM I was messing with last month",
             ["a test VM I was messing with last month"],
         ),
+        # A verb that takes an object, with a preposition or a time in its place (LongMemEval).
+        (
+            "I'm reaching out to some of the attendees I met at the Las Vegas conference",
+            ["I'm reaching out to some of the attendees I met at the Las Vegas conference"],
+        ),
+        (
+            "I grabbed lunch at that BBQ joint I discovered last year",
+            ["I grabbed lunch at that BBQ joint I discovered last year"],
+        ),
         (
             "I have a feeling I have a few pairs hidden away",
             ["I have a feeling I have a few pairs hidden away"],

@@ -89,6 +89,12 @@ _NO_OBJECT = re.compile(
     r"|^\S+(?:\s+\S+)?(?:\s+(?:recently|lately|already|before|again|too|yet))?\W*$"
     # "this little Rust CLI I maintain it's called logsift": the next statement starts where the object would be.
     r"|^\S+\s+(?:just\s+|really\s+)?[\w-]+\s+(?:it's|it\s+is|he's|she's|they're|i|we)\b"
+    # "the attendees I met at the Las Vegas conference", "that BBQ joint I discovered last year", "the fertilizer I
+    # use for my succulents": a verb that takes an object, with a preposition or a time where the object would be
+    # (LongMemEval). "we met at uni" is two people meeting, and a run-on.
+    r"|^(?:I|(?:we|he|she|they)(?!\s+met\b))\s+(?:just\s+|really\s+|recently\s+|always\s+|usually\s+)?"
+    r"(?:met|discovered|use|used|bought|got|saw|found|ordered|picked\s+up|mentioned|recommended|tried|visited|"
+    r"watched|read|love|loved|like|liked)\s+(?:at|for|in|on|from|during|last|this|yesterday|recently|back)\b"
     # "nobody I have ever met": a perfect with nothing after it.
     r"|^(?:\S+\s+(?:have|has|had)|\S+'(?:ve|d))\s+(?:ever\s+|never\s+|just\s+)?[\w-]+\W*$",
     re.IGNORECASE,
