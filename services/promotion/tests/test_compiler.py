@@ -265,6 +265,10 @@ class TestNormalise:
             # A Roman one is not the speaker (writers K and V).
             ("I'm doing CBT-I with Dr. Raman", "The user is doing CBT-I with Dr. Raman"),
             ("I teach 4th grade at a Title I school", "The user teaches 4th grade at a Title I school"),
+            # Typed without the auxiliary (LongMemEval); a verb of its own in "-ing" takes an "s".
+            ("i using xampp for MySQL", "The user is using xampp for MySQL"),
+            ("I been running for years", "The user has been running for years"),
+            ("I bring lunch every day", "The user brings lunch every day"),
         ],
     )
     def test_first_person_becomes_third_person(self, clause: str, expected: str) -> None:

@@ -9,7 +9,20 @@ from cairn_promotion.text import DISCOURSE_PREFIX
 
 # --- Normalisation -------------------------------------------------------------------------------------
 
-_IRREGULAR_3RD = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is", "are": "is"}
+# "i using xampp", "I been running for years": typed without the auxiliary, said with it.
+_IRREGULAR_3RD = {
+    "have": "has",
+    "do": "does",
+    "go": "goes",
+    "be": "is",
+    "am": "is",
+    "are": "is",
+    "been": "has been",
+}
+# A verb that ends in "-ing" of its own ("bring", "sing"), not a participle typed without "am".
+_ING_VERBS = frozenset(
+    {"bring", "sing", "ring", "sting", "swing", "spring", "string", "cling", "fling", "sling"}
+)
 _MODALS = frozenset(
     {"can", "can't", "cannot", "will", "won't", "would", "should", "must", "could", "may", "might", "shall"}
 )
@@ -559,6 +572,8 @@ def third_person(verb: str) -> str:
         return verb  # "didn't", "can't", "wasn't": no third-person form of their own
     if verb in _IRREGULAR_3RD:
         return _IRREGULAR_3RD[verb]
+    if verb.endswith("ing") and len(verb) > 4 and verb not in _ING_VERBS:
+        return f"is {verb}"
     if verb in _MODALS or (verb.endswith("ed") and verb not in _PRESENT_EED) or verb in PAST_IRREGULAR:
         return verb
     if (prefixed := _VERB_PREFIX.match(verb)) and prefixed.group(1) in PAST_IRREGULAR:
