@@ -352,6 +352,9 @@ def test_the_rules_read_the_memory_as_written() -> None:
         ("I am delighted to report that the report now completes in ninety seconds", True),
         ("I am sure you can imagine that keeping it warm is something of an art", True),
         ("I am afraid, all I have to work with", True),
+        # A sign-off (LongMemEval).
+        ("If you have any more questions or need further guidance, feel free to ask", True),
+        ("If you have any suggestions, let me know", True),
         ("I am afraid of heights", False),
         ("I am glad to help at the food bank every Saturday", False),
         # A preference said politely is a preference.
@@ -489,6 +492,8 @@ def test_an_instruction_with_its_verb_stays(memory_of: Callable[[str], str | Non
         ("It's fascinating to learn about these traditional Lakota games", True),
         ("It sounds like flight attendants have to deal with a lot of different situations", True),
         ("That's really interesting about the Harrowing of Hell", True),
+        ("It would be great to find a nice place to stay near the lake", True),
+        ("The user is loving these ideas", True),
         ("It's great for the user's knees", False),
         # What the user says of someone of theirs, or a fact.
         ("The user likes dark roasts", False),

@@ -12,6 +12,10 @@ from cairn_promotion.pasted import is_pasted_output
 @pytest.mark.parametrize(
     "memory",
     [
+        # Code and a tool's error pasted in (LongMemEval).
+        "Const telEvents = [",
+        "Id2word = Dictionary(clean\\_tweets\\_df['tokens'])",
+        "Undefined function 'eval_lambdas' for input arguments of type 'double'",
         # Writers C, F, I, L, V.
         "`kubelet[2231]: E0211 09:14:02.118 eviction_manager.go:350] eviction manager",
         "Unable to create VM - storage local-lvm not available'",

@@ -129,6 +129,10 @@ _COURTESY = re.compile(
     # How the writer feels about telling it (writer N): "The user regrets to say", "is delighted to report that
     # ...", "is glad to see", "is sure the assistant can imagine", "is at a loss to understand", "notes it is a
     # Wednesday", "is afraid, ..." (7 survivors, none matched; "is afraid of heights" is a fact and stays).
+    # "If you have any more questions or need further guidance, feel free to ask", "If you have any suggestions, let
+    # me know": a sign-off (LongMemEval: 9 survivors).
+    r"|^(?:On [\d-]+, )?if the assistant has any (?:more |other |further )?(?:suggestions|advice|tips|ideas|questions|"
+    r"thoughts|recommendations)\b"
     r"|^the user (?:regrets to|is (?:\w+ )?(?:delighted|pleased|glad|happy|sorry|sad|thrilled|relieved) to "
     r"(?:say|report|see|hear|tell|learn|note|find)\b|is afraid(?=,| that\b|\W*$)|is sure the assistant\b|"
     r"is at a loss\b|notes (?:that|it)\b)",
@@ -224,7 +228,7 @@ _PRAISED = re.compile(
 # assistant just suggested (LongMemEval: 10 survivors, none holding an answer; writer I, 1; no readable set labels
 # one). What the user likes of their own is said with it ("The user likes dark roasts") and stays.
 _TAKES_TO_THE_SUGGESTION = re.compile(
-    r"^(?:On [\d-]+, )?the user (?:really |also |definitely |just )?(?:likes|loves|appreciates) "
+    r"^(?:On [\d-]+, )?the user (?:really |also |definitely |just )?(?:likes|loves|appreciates|is loving) "
     r"(?:the|that|this|these|those) (?:idea|ideas|options?|suggestions?|exercises|recipes?|tips?|plan|"
     r"sound of (?:the|that|this|these|those|it))\b",
     re.IGNORECASE,
@@ -245,7 +249,11 @@ _REMARK_ON_THE_ANSWER = re.compile(
     r"(?:(?:amazing|great|impressive|frustrating|interesting|fascinating|crazy|sad|nice|good|cool|wonderful|"
     r"incredible|awesome|helpful|reassuring|surprising|funny|inspiring|eye-opening)"
     r"(?: to (?:see|think|know|hear|learn|read)\b| about\b|,)"
-    r"|(?:sounds|seems) like\b)",
+    r"|(?:sounds|seems) like\b)"
+    # "It would be great to find a nice place to stay near the lake", "It would be fascinating to learn more about
+    # comets": a wish said in passing (LongMemEval: 5 survivors).
+    r"|^(?:On [\d-]+, )?it would be (?:(?:so|really)\s+)?(?:great|fascinating|nice|interesting|amazing|awesome|"
+    r"helpful|cool|wonderful|good) to\b",
     re.IGNORECASE,
 )
 

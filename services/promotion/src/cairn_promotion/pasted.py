@@ -25,7 +25,10 @@ _OUTPUT = re.compile(
     # K, 2021, Social media and sleep, Journal of Adolescent Health vol 68 p 45-52" (writers B and J). A paper
     # named in a sentence ("The Chen et al. 2021 paper found ...") is not matched.
     r"|^\[\d+\]\s|\bvol\.? \d+\b.*\bpp?\.? ?\d+"
-    r"|\b\w+(?:Error|Exception)\b|\bTraceback\b|Cannot find module|No such file or directory"
+    r"|\b\w+(?:Error|Exception)\b|\bTraceback\b|Cannot find module|No such file or directory|Undefined function"
+    # A declaration or a constructor's call ("const events = [", "blob = TextBlob(...)"), or an identifier whose
+    # underscore a chat's markdown escaped ("clean\\_tweets\\_df") (LongMemEval: 12 survivors of pasted code).
+    r"|(?i:^(?:const|let|var)\s+\w+\s*=)|^\w+ ?= ?[A-Z]\w*\(|\w\\_\w"
     r"|\b(?:Unable to|Failed to) \w+ [^,;]* not (?:available|found)\b"
 )
 
