@@ -263,8 +263,8 @@ _REMARK_ON_THE_ANSWER = re.compile(
 
 
 def is_about_the_assistant(memory: str) -> bool:
-    """Whether a memory's subject is the assistant, or what it suggested: a thanks, a verdict on its answer, or
-    an answer taking it up."""
+    """Whether a memory's subject is the assistant, or what it suggested: a thanks, a verdict on its answer, a
+    remark on what it told the user, or an answer taking it up."""
     return any(
         p.search(memory)
         for p in (
