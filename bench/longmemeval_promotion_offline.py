@@ -9,6 +9,11 @@ checked against sessions nobody here wrote before it ships. It caught a feature 
 test split while lowering this figure from 0.68 to 0.57 (`services/promotion/eval/README.md`).
 
     python bench/longmemeval_promotion_offline.py [--questions 28] [--artifact PATH] [--data PATH]
+
+`--pool START:END OUT` writes instead the survivors of every LongMemEval-S haystack session in a fixed seeded
+order, from START to END, one per line (`session id`, confidence, memory), for reading what promotion keeps of
+conversations nobody here wrote. Sessions 0:400 are where the rules after the decision were read (thirty-third
+session of `services/promotion/eval/README.md`); 400:700 are held out for blind judging, never read.
 """
 
 from __future__ import annotations
@@ -16,21 +21,51 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import random
 from collections import defaultdict
 from pathlib import Path
 
 from longmemeval_promotion import DATA, TYPES, found
 
-from cairn_contracts.promotion import Turn
+from cairn_contracts.promotion import Candidate, Turn
 from cairn_embeddings import LocalOnnxEmbedder
 from cairn_promotion.compiler import DEFAULT_CONFIDENCE_THRESHOLD, DEFAULT_MAX_CANDIDATES, apply_gate
 from cairn_promotion.learned import ARTIFACT, DurableModel, LearnedDecision
 from cairn_promotion.offline import OfflineCompiler
 
+POOL_SEED = 54
+
+
+def _compiler(artifact: Path) -> OfflineCompiler:
+    embedder = LocalOnnxEmbedder.load(threads=1)
+    return OfflineCompiler(LearnedDecision(DurableModel.load(artifact), embedder.embed_array))
+
+
+def _survivors(compiler: OfflineCompiler, session: list[dict[str, str]]) -> list[Candidate]:
+    turns = [Turn(role=t["role"], content=t["content"]) for t in session if t["content"].strip()]
+    return apply_gate(compiler.extract(turns), DEFAULT_CONFIDENCE_THRESHOLD, DEFAULT_MAX_CANDIDATES)
+
+
+def pool(span: str, out: Path, artifact: Path, data: Path) -> None:
+    start, end = (int(bound) for bound in span.split(":"))
+    sessions: dict[str, list[dict[str, str]]] = {}
+    for q in json.loads(gzip.open(data).read()):
+        for sid, session in zip(q["haystack_session_ids"], q["haystack_sessions"], strict=True):
+            sessions.setdefault(sid, session)
+    order = sorted(sessions)
+    random.Random(POOL_SEED).shuffle(order)
+    compiler = _compiler(artifact)
+    written = 0
+    with out.open("w", encoding="utf-8") as sink:
+        for sid in order[start:end]:
+            for kept in _survivors(compiler, sessions[sid]):
+                sink.write(f"{sid}\t{kept.confidence:.2f}\t{kept.text}\n")
+                written += 1
+    print(f"sessions={len(order[start:end])} of {len(order)} survivors={written} -> {out}")
+
 
 def run(limit: int, artifact: Path, data: Path) -> None:
-    embedder = LocalOnnxEmbedder.load(threads=1)
-    compiler = OfflineCompiler(LearnedDecision(DurableModel.load(artifact), embedder.embed_array))
+    compiler = _compiler(artifact)
     questions = [q for q in json.loads(gzip.open(data).read()) if q["question_type"] in TYPES][:limit]
     rows: dict[str, list[bool]] = defaultdict(list)
     survivors = 0
@@ -40,8 +75,7 @@ def run(limit: int, artifact: Path, data: Path) -> None:
         for sid, session in zip(q["haystack_session_ids"], q["haystack_sessions"], strict=True):
             if sid not in answers:
                 continue
-            turns = [Turn(role=t["role"], content=t["content"]) for t in session if t["content"].strip()]
-            kept = apply_gate(compiler.extract(turns), DEFAULT_CONFIDENCE_THRESHOLD, DEFAULT_MAX_CANDIDATES)
+            kept = _survivors(compiler, session)
             survivors += len(kept)
             texts.extend(c.text for c in kept)
         rows[q["question_type"]].append(found(str(q["answer"]), texts)[1])
@@ -57,8 +91,14 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=28)
     parser.add_argument("--artifact", type=Path, default=ARTIFACT, help="a durable_model.json to check")
     parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument(
+        "--pool", nargs=2, metavar=("START:END", "OUT"), help="write a span of sessions' survivors"
+    )
     args = parser.parse_args()
-    run(args.questions, args.artifact, args.data)
+    if args.pool:
+        pool(args.pool[0], Path(args.pool[1]), args.artifact, args.data)
+    else:
+        run(args.questions, args.artifact, args.data)
 
 
 if __name__ == "__main__":
