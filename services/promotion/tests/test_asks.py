@@ -497,6 +497,9 @@ def test_an_instruction_with_its_verb_stays(memory_of: Callable[[str], str | Non
         ("That's really interesting about the Harrowing of Hell", True),
         ("It would be great to find a nice place to stay near the lake", True),
         ("The user is loving these ideas", True),
+        ("Wow, the 'Picking up the bride' ceremony sounds like a lot of fun", True),
+        ("Those are some great tips for crafting a compelling caption", True),
+        ("Wow, the user just got promoted to staff engineer", False),
         ("It's great for the user's knees", False),
         # What the user says of someone of theirs, or a fact.
         ("The user likes dark roasts", False),

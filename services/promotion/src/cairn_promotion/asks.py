@@ -257,7 +257,12 @@ _REMARK_ON_THE_ANSWER = re.compile(
     # "It would be great to find a nice place to stay near the lake", "It would be fascinating to learn more about
     # comets": a wish said in passing (LongMemEval: 5 survivors).
     r"|^(?:On [\d-]+, )?it would be (?:(?:so|really)\s+)?(?:great|fascinating|nice|interesting|amazing|awesome|"
-    r"helpful|cool|wonderful|good) to\b",
+    r"helpful|cool|wonderful|good) to\b"
+    # "Wow, the 'Picking up the bride' ceremony sounds like a lot of fun", "Those are some great tips for crafting a
+    # caption" (LongMemEval: 10 survivors). The user's own news said with a "wow" names the user and stays.
+    r"|^(?:On [\d-]+, )?(?:wow|whoa|omg)\b,?\s+(?!the user\b)"
+    r"|^(?:On [\d-]+, )?(?:those|these) are (?:some |all )?(?:really |very )?(?:great|good|helpful|amazing|fantastic|"
+    r"useful|excellent|wonderful) (?:tips|ideas|suggestions|options|recommendations|points|resources)\b",
     re.IGNORECASE,
 )
 
