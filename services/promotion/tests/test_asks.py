@@ -500,6 +500,9 @@ def test_an_instruction_with_its_verb_stays(memory_of: Callable[[str], str | Non
         ("Wow, the 'Picking up the bride' ceremony sounds like a lot of fun", True),
         ("Those are some great tips for crafting a compelling caption", True),
         ("Wow, the user just got promoted to staff engineer", False),
+        # Talk addressed to "you" (LongMemEval); a thing described with a "you" idiom is about the thing.
+        ("By focusing on these tasks, the assistant will be able to clear the assistant's inbox", True),
+        ("The soil is heavy clay, the kind where in summer the assistant could make bricks out of it", False),
         ("It's great for the user's knees", False),
         # What the user says of someone of theirs, or a fact.
         ("The user likes dark roasts", False),

@@ -16,6 +16,7 @@ from cairn_promotion.pasted import is_pasted_output
         "Const telEvents = [",
         "Id2word = Dictionary(clean\\_tweets\\_df['tokens'])",
         "Undefined function 'eval_lambdas' for input arguments of type 'double'",
+        "5.0 out of 5 stars Not just for boys",
         # Writers C, F, I, L, V.
         "`kubelet[2231]: E0211 09:14:02.118 eviction_manager.go:350] eviction manager",
         "Unable to create VM - storage local-lvm not available'",
@@ -67,12 +68,21 @@ def _clauses(turn: str) -> list[str]:
     return [clause.text for clause, _ in session_clauses([Turn(role="user", content=turn)])]
 
 
-def test_an_exported_table_is_data_but_a_dated_line_is_read() -> None:
+def test_an_export_from_a_tool_is_data_but_a_dated_line_is_read() -> None:
     rows = [
         f"19/02/2023 02:{minute} Kyson Terry kyson@mobius.example ticketing-system status Car bugs #pol-{minute} closed"
         for minute in (27, 37, 56)
     ]
     # Three rows opening on a date and a clock are a table exported from a tool (LongMemEval).
-    assert _clauses("\n".join(["I work in support at Mobius.", *rows])) == ["I work in support at Mobius."]
+    assert _clauses("\n".join(["Group these by hour.", *rows])) == []
+    # So are three headers of a chat log.
+    chat = [
+        "Sarmad Khan 5:19 AM",
+        "Thanks for connecting!",
+        "Jo Peninsulas 5:28 PM",
+        "Happy to.",
+        "Sarmad Khan 1:36 AM",
+    ]
+    assert _clauses("\n".join(chat)) == []
     # Fewer are the user's own dated notes.
     assert len(_clauses("\n".join(["I work in support at Mobius.", *rows[:2]]))) > 1

@@ -267,9 +267,27 @@ _REMARK_ON_THE_ANSWER = re.compile(
 )
 
 
+# "By focusing on these tasks, you will be able to clear your inbox", "If your partner is separated from you, you're
+# going to have this longing": advice or talk addressed to "you", which the rewrite says as "the assistant" (LongMemEval:
+# 18 survivors of its dev sessions, none about the user). A thing described first keeps its idiom: "The soil is
+# heavy clay, the kind where in summer you could make bricks out of it" (writer I, a match).
+_DESCRIBES_A_THING = re.compile(r"^(?:On [\d-]+, )?The\b")
+
+
+def _speaks_to_you(memory: str) -> bool:
+    lowered = memory.lower()
+    return (
+        "the user" not in lowered
+        and lowered.count("the assistant") >= 2
+        and _DESCRIBES_A_THING.match(memory) is None
+    )
+
+
 def is_about_the_assistant(memory: str) -> bool:
     """Whether a memory's subject is the assistant, or what it suggested: a thanks, a verdict on its answer, a
-    remark on what it told the user, or an answer taking it up."""
+    remark on what it told the user, talk addressed to "you", or an answer taking it up."""
+    if _speaks_to_you(memory):
+        return True
     return any(
         p.search(memory)
         for p in (

@@ -81,7 +81,7 @@ from cairn_promotion.names import (
     with_relations,
 )
 from cairn_promotion.parts import kept_parts, parts_read_again
-from cairn_promotion.pasted import is_pasted_output, without_export_rows
+from cairn_promotion.pasted import is_export, is_pasted_output
 from cairn_promotion.referents import Referents, points_back
 from cairn_promotion.rewrite import (
     decision_at_end,
@@ -373,9 +373,11 @@ def _confirmed_by_next_user_turn(turns: Sequence[Turn], index: int) -> bool:
 
 
 def _turn_clauses(content: str, role: str, confirmed: bool, referents: Referents) -> list[Clause]:
-    # Code, hidden comments, long quotes and exported tables are data about something else, never the speaker's
+    # Code, hidden comments, long quotes and exports from a tool are data about something else, never the speaker's
     # facts.
-    text = apply_corrections(QUOTE.sub(drop_long_quote, without_export_rows(strip_code(content))))
+    text = apply_corrections(QUOTE.sub(drop_long_quote, strip_code(content)))
+    if is_export(text):
+        return []
     found: list[Clause] = []
     for whole in sentences(text):
         if holds_secret(whole):

@@ -29,6 +29,8 @@ _OUTPUT = re.compile(
     # A declaration or a constructor's call ("const events = [", "blob = TextBlob(...)"), or an identifier whose
     # underscore a chat's markdown escaped ("clean\\_tweets\\_df") (LongMemEval: 12 survivors of pasted code).
     r"|(?i:^(?:const|let|var)\s+\w+\s*=)|^\w+ ?= ?[A-Z]\w*\(|\w\\_\w"
+    # A store review's rating copied in ("5.0 out of 5 stars Not just for boys", LongMemEval).
+    r"|\b\d(?:\.\d)? out of 5 stars\b"
     r"|\b(?:Unable to|Failed to) \w+ [^,;]* not (?:available|found)\b"
 )
 
@@ -49,16 +51,20 @@ def is_pasted_output(memory: str) -> bool:
     return _OUTPUT.search(memory) is not None or _RECIPE.search(memory) is not None
 
 
-# The rows of a table exported from a tool, each opening on its date and clock: "19/02/2023 02:27 Kyson Terry
-# terry.kyson@mobius.com ticketing-system status ... #pol-0002 closed" (LongMemEval: one pasted table gave its
-# session 20 survivors, each a row or a piece of one; no readable set has one). A single dated line is the user's
-# note and is read.
-_EXPORT_ROW = re.compile(
-    r"^[ \t]*(?:\d{1,2}/\d{1,2}/\d{2,4}|\d{4}-\d{2}-\d{2})[ T]\d{1,2}:\d{2}\b.*$", re.MULTILINE
+# A line of an export from a tool: a table's row opening on its date and clock ("19/02/2023 02:27 Kyson Terry
+# terry.kyson@mobius.com ticketing-system status ... #pol-0002 closed") or a chat log's header ("Sarmad Khan 5:19
+# AM"). LongMemEval: a pasted ticket table and a pasted LinkedIn chat each filled their session's 20 slots with rows,
+# headers and pieces of the messages between them; no readable set has one. One or two dated lines are the user's
+# notes and are read.
+_EXPORT_LINE = re.compile(
+    r"^[ \t]*(?:(?:\d{1,2}/\d{1,2}/\d{2,4}|\d{4}-\d{2}-\d{2})[ T]\d{1,2}:\d{2}\b"
+    r"|(?:[A-Z][\w'-]+ ){1,3}\d{1,2}:\d{2} ?(?:AM|PM)[ \t]*$)",
+    re.MULTILINE,
 )
-_EXPORT_MIN_ROWS = 3
+_EXPORT_MIN_LINES = 3
 
 
-def without_export_rows(text: str) -> str:
-    """A turn's text without the rows of a table exported from a tool (three rows or more), which are data."""
-    return _EXPORT_ROW.sub("", text) if len(_EXPORT_ROW.findall(text)) >= _EXPORT_MIN_ROWS else text
+def is_export(text: str) -> bool:
+    """Whether a turn's text is an export pasted from a tool (three of its lines or more are rows or headers of
+    one), which is data: the user's facts are not read from it."""
+    return len(_EXPORT_LINE.findall(text)) >= _EXPORT_MIN_LINES
