@@ -94,7 +94,8 @@ _NO_OBJECT = re.compile(
     # (LongMemEval). "we met at uni" is two people meeting, and a run-on.
     r"|^(?:I|(?:we|he|she|they)(?!\s+met\b))\s+(?:just\s+|really\s+|recently\s+|always\s+|usually\s+)?"
     r"(?:met|discovered|use|used|bought|got|saw|found|ordered|picked\s+up|mentioned|recommended|tried|visited|"
-    r"watched|read|love|loved|like|liked)\s+(?:at|for|in|on|from|during|last|this|yesterday|recently|back)\b"
+    r"watched|read|love|loved|like|liked|attended|threw|hosted|organi[sz]ed)\s+"
+    r"(?:at|for|in|on|from|during|last|this|yesterday|recently|back|an?\s+(?:week|month|year|few|couple)\b)\b"
     # "nobody I have ever met": a perfect with nothing after it.
     r"|^(?:\S+\s+(?:have|has|had)|\S+'(?:ve|d))\s+(?:ever\s+|never\s+|just\s+)?[\w-]+\W*$",
     re.IGNORECASE,

@@ -53,6 +53,13 @@ CLAUSE_SPLIT = re.compile(
 SUBJECTLESS_SPLIT = re.compile(
     r",?\s+and\s+(?=(?:usually|always|never|often|typically|sometimes|also)\s)", re.I
 )
+# "... and sometimes my legs are sore the next day": a subject of its own after the adverb, so the clause does not
+# borrow one (it had become "I sometimes my legs ...", said as "The user sometimes mies legs").
+_OWN_SUBJECT_AFTER = re.compile(
+    r"^(?:usually|always|never|often|typically|sometimes|also)\s+(?:my|our|the|his|her|their|it|it's|there|"
+    r"this|that|these|those|i|we|he|she|they|you)\b",
+    re.IGNORECASE,
+)
 
 # Verbs that state durable facts, in the forms a subject-sharing clause starts with.
 _VERB_BASES = (
@@ -300,7 +307,10 @@ def clauses(sentence: str) -> list[str]:
         # "I like buying household items, toiletries, and sometimes clothes": the last item of a list.
         first, *rest = [clause] if _SERIAL_LIST_END.search(clause) else SUBJECTLESS_SPLIT.split(clause)
         subject = subject_of(first)
-        pieces = [first, *(f"{subject} {r}" if subject else r for r in rest)]
+        pieces = [
+            first,
+            *(f"{subject} {r}" if subject and not _OWN_SUBJECT_AFTER.match(r) else r for r in rest),
+        ]
         for piece in pieces:
             parts.extend(verb_split(piece))
     return [p.strip() for p in parts if p.strip()]
