@@ -283,6 +283,11 @@ def test_ordinary_facts_are_not_secrets(text: str) -> None:
             "I'm based in Toronto and usually travel with my dog",
             ["I'm based in Toronto", "I usually travel with my dog"],
         ),
+        # a subject of its own after the adverb (LongMemEval: "The user sometimes mies legs ...")
+        (
+            "I did some stretching and sometimes my legs are sore the next day",
+            ["I did some stretching", "sometimes my legs are sore the next day"],
+        ),
     ],
 )
 def test_facts_sharing_a_subject_become_one_clause_each(sentence: str, expected: list[str]) -> None:
@@ -526,6 +531,10 @@ def test_a_bare_choice_is_promoted_with_what_it_was_for(learned: LearnedDecision
         (
             "I grabbed lunch at that BBQ joint I discovered last year",
             ["I grabbed lunch at that BBQ joint I discovered last year"],
+        ),
+        (
+            "I learned a lot from the webinar I attended a week ago",
+            ["I learned a lot from the webinar I attended a week ago"],
         ),
         (
             "I have a feeling I have a few pairs hidden away",
