@@ -17,6 +17,7 @@ from cairn_promotion.pasted import is_pasted_output
         "Id2word = Dictionary(clean\\_tweets\\_df['tokens'])",
         "Undefined function 'eval_lambdas' for input arguments of type 'double'",
         "5.0 out of 5 stars Not just for boys",
+        "CALCIUM DISODIUM EDTA ADDED AS A PRESERVATIVE",
         # Writers C, F, I, L, V.
         "`kubelet[2231]: E0211 09:14:02.118 eviction_manager.go:350] eviction manager",
         "Unable to create VM - storage local-lvm not available'",
@@ -54,6 +55,9 @@ def test_machine_output_is_not_a_memory(memory: str) -> None:
         "The user's survey items are 5-point Likert, n=412",
         "The user takes 2 tbsp of chia seeds every morning",
         "The Chen et al. 2021 paper found a 23% drop in nitrogen fixation under drought",
+        # Capitals the user typed, or an acronym's (not a label copied in).
+        "The user is ALLERGIC TO PENICILLIN AND SULFA DRUGS",
+        "It's WordPress VIP on PHP 8.2",
     ],
 )
 def test_a_setting_said_in_words_stays(memory: str) -> None:
