@@ -338,6 +338,9 @@ def test_the_rules_read_the_memory_as_written() -> None:
     assert is_task_request("The user is looking for some advice on dog arthritis")
     assert is_task_request("The user is also looking for some recommendations on car air fresheners")
     assert not is_task_request("The user is looking for a new job in Lisbon")
+    # The assistant's advice taken up for this session (LongMemEval); a habit the user means to keep stays.
+    assert is_task_request("The user will also make sure to personalize the user's follow-up email")
+    assert not is_task_request("The user will make sure to drink more water every day")
     # A question put as curiosity (LongMemEval).
     assert is_task_request("The user is curious about what kind of light bulb would be best for a bedroom")
     assert not is_task_request("The user is a curious person who reads a lot")

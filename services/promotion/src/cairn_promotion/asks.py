@@ -35,7 +35,9 @@ _TASK_VERBS = (
 # emergency fund", "wants to pay off the car loan") is the user's for that long.
 _MEANS_TO = re.compile(
     r"^The user (?:really |just |also |now )?(?:wants|needs|would (?:now )?(?:like|love)|'d (?:like|love)|is looking|"
-    r"is trying) to "
+    # "The user will also make sure to mention that the booth was a success", "... to personalize the follow-up
+    # email": the assistant's advice taken up for this session (LongMemEval: 14 survivors; no readable set has one).
+    r"is trying|(?:will|is going to) (?:also |definitely )?make sure) to "
     r"(?!be\b|(?:cut|quit|stop|reduce|limit|avoid|lose|eat|drink|sleep|train|learn|retire|become|save|build up|"
     r"pay off|pay down)\b)\w+",
     re.IGNORECASE,
