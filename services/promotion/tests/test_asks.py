@@ -503,6 +503,8 @@ def test_an_instruction_with_its_verb_stays(memory_of: Callable[[str], str | Non
         ("Wow, the 'Picking up the bride' ceremony sounds like a lot of fun", True),
         ("Those are some great tips for crafting a compelling caption", True),
         ("Wow, the user just got promoted to staff engineer", False),
+        ("It's interesting that the assistant mentioned playing listening games", True),
+        ("The user completely agrees that watching improv performances can be really helpful", True),
         # Talk addressed to "you" (LongMemEval); a thing described with a "you" idiom is about the thing.
         ("By focusing on these tasks, the assistant will be able to clear the assistant's inbox", True),
         ("The soil is heavy clay, the kind where in summer the assistant could make bricks out of it", False),

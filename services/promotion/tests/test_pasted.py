@@ -18,6 +18,7 @@ from cairn_promotion.pasted import is_pasted_output
         "Undefined function 'eval_lambdas' for input arguments of type 'double'",
         "5.0 out of 5 stars Not just for boys",
         "CALCIUM DISODIUM EDTA ADDED AS A PRESERVATIVE",
+        "Reviewed in the United States on March 9, 2023",
         # Writers C, F, I, L, V.
         "`kubelet[2231]: E0211 09:14:02.118 eviction_manager.go:350] eviction manager",
         "Unable to create VM - storage local-lvm not available'",

@@ -254,7 +254,7 @@ _REMARK_ON_THE_ANSWER = re.compile(
     r"^(?:On [\d-]+, )?(?:it|that|this)(?:'s| is| was)? (?:(?:really|so|just|pretty|very|super|quite)\s+)*"
     r"(?:(?:amazing|great|impressive|frustrating|interesting|fascinating|crazy|sad|nice|good|cool|wonderful|"
     r"incredible|awesome|helpful|reassuring|surprising|funny|inspiring|eye-opening)"
-    r"(?: to (?:see|think|know|hear|learn|read)\b| about\b|,)"
+    r"(?: to (?:see|think|know|hear|learn|read)\b| about\b| that\b|,)"
     r"|(?:sounds|seems) like\b)"
     # "It would be great to find a nice place to stay near the lake", "It would be fascinating to learn more about
     # comets": a wish said in passing (LongMemEval: 5 survivors).
@@ -263,6 +263,8 @@ _REMARK_ON_THE_ANSWER = re.compile(
     # "Wow, the 'Picking up the bride' ceremony sounds like a lot of fun", "Those are some great tips for crafting a
     # caption" (LongMemEval: 10 survivors). The user's own news said with a "wow" names the user and stays.
     r"|^(?:On [\d-]+, )?(?:wow|whoa|omg)\b,?\s+(?!the user\b)"
+    # "The user completely agrees that watching improv performances can be really helpful" (LongMemEval: 3).
+    r"|^(?:On [\d-]+, )?the user (?:\w+ly )?agrees (?:that|with)\b"
     r"|^(?:On [\d-]+, )?(?:those|these) are (?:some |all )?(?:really |very )?(?:great|good|helpful|amazing|fantastic|"
     r"useful|excellent|wonderful) (?:tips|ideas|suggestions|options|recommendations|points|resources)\b",
     re.IGNORECASE,

@@ -29,8 +29,9 @@ _OUTPUT = re.compile(
     # A declaration or a constructor's call ("const events = [", "blob = TextBlob(...)"), or an identifier whose
     # underscore a chat's markdown escaped ("clean\\_tweets\\_df") (LongMemEval: 12 survivors of pasted code).
     r"|(?i:^(?:const|let|var)\s+\w+\s*=)|^\w+ ?= ?[A-Z]\w*\(|\w\\_\w"
-    # A store review's rating copied in ("5.0 out of 5 stars Not just for boys", LongMemEval).
-    r"|\b\d(?:\.\d)? out of 5 stars\b"
+    # A store review's rating or header copied in ("5.0 out of 5 stars Not just for boys", "Reviewed in the United
+    # States on March 9, 2023", LongMemEval).
+    r"|\b\d(?:\.\d)? out of 5 stars\b|^Reviewed in (?:the )?[A-Z]"
     r"|\b(?:Unable to|Failed to) \w+ [^,;]* not (?:available|found)\b"
 )
 
