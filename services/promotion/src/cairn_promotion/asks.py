@@ -249,7 +249,8 @@ _TAKES_IT_UP = re.compile(r",\s*(?:okay|ok|perfect|perfecto)\b(?!\s+with\b)", re
 # "It's great to see schools taking action on bullying", "It's fascinating to learn about these traditional Lakota
 # games", "It sounds like flight attendants have to deal with a lot", "That's really interesting about the
 # Harrowing of Hell": the user's remark on what the assistant just told them (LongMemEval: 40 of 1,641 survivors of
-# 400 sessions, none a fact about the user; no readable set has one).
+# 400 sessions, none a fact about the user; no readable set has one). `rules._REACTION` reads the clause before
+# the decision and so shapes the threshold training picks; like every rule here, this one reads the memory after.
 _REMARK_ON_THE_ANSWER = re.compile(
     r"^(?:On [\d-]+, )?(?:it|that|this)(?:'s| is| was)? (?:(?:really|so|just|pretty|very|super|quite)\s+)*"
     r"(?:(?:amazing|great|impressive|frustrating|interesting|fascinating|crazy|sad|nice|good|cool|wonderful|"
@@ -556,13 +557,18 @@ _ONLY_A_QUESTION = re.compile(
 )
 
 
+def _before_question_tail(memory: str) -> str | None:
+    """What a memory says before a question asked after it without a question mark; None without one."""
+    found = _QUESTION_TAIL.search(memory)
+    return None if found is None else memory[: found.start()].rstrip(" ,")
+
+
 def without_question_tail(memory: str) -> str:
     """A memory with a question asked after it without a question mark cut off, when the statement before it
     stands alone; unchanged otherwise."""
-    found = _QUESTION_TAIL.search(memory)
-    if found is None:
+    head = _before_question_tail(memory)
+    if head is None:
         return memory
-    head = memory[: found.start()].rstrip(" ,")
     return head if len(head.split()) >= _MIN_KEPT_WORDS and not is_unfinished(head) else memory
 
 
@@ -571,5 +577,5 @@ def is_unmarked_question(memory: str) -> bool:
     without it ("Now that the user has a good idea for the gift, do the assistant think ...")."""
     if _ONLY_A_QUESTION.match(memory) is not None:
         return True
-    tail = _QUESTION_TAIL.search(memory)
-    return tail is not None and is_unfinished(memory[: tail.start()].rstrip(" ,"))
+    head = _before_question_tail(memory)
+    return head is not None and is_unfinished(head)
