@@ -18,6 +18,7 @@ from cairn_promotion.compiler import (
 )
 from cairn_promotion.eval import (
     DEFAULT_DATASET,
+    ENTAILED_PAIRS,
     JUDGED_PAIRS,
     EvalReport,
     EvalSession,
@@ -25,7 +26,9 @@ from cairn_promotion.eval import (
     SessionResult,
     evaluate,
     judged_key,
+    label_parts,
     load_dataset,
+    load_entailed,
     load_judged,
     main,
     match,
@@ -794,6 +797,69 @@ class TestEval:
         judged = {judged_key("The user moved to Lisbon last month", fact): True}
         predicted = ["The user moved to Lisbon last month", "The user lives in Lisbon"]
         assert match(predicted, [fact], judged) == [(1, 0, 1.0)]
+
+    def test_a_survivor_a_label_states_in_part_is_a_part_of_it(self) -> None:
+        label = "Jonas pays electricity and the user pays internet"
+        part, other = "The user pays internet", "The user pays for a gym"
+        entailed = {judged_key(part, label): True, judged_key(other, label): False}
+        assert label_parts([part, other], [label], entailed) == [0]
+        assert label_parts([part], [label], {}) == []  # no verdict, no part
+
+    def test_a_second_copy_of_a_label_or_a_part_said_twice_is_no_part(self) -> None:
+        label = "The user's husband Kwame eats everything"
+        copy = "The user's husband Kwame eats everything, really"
+        part, again = "The user's husband is named Kwame", "The user's husband is called Kwame"
+        entailed = {judged_key(text, label): True for text in (copy, part, again)}
+        assert label_parts([copy, part, again], [label], entailed, matched=[label]) == [1]
+        # A copy the token matcher misses but an annotator judged to say the whole fact is no part either.
+        reworded = "Kwame, whom the user married, will eat any food at all"
+        entailed[judged_key(reworded, label)] = True
+        assert label_parts([reworded], [label], entailed) == [0]
+        assert label_parts([reworded], [label], entailed, {judged_key(reworded, label): True}) == []
+
+    def test_precision_parts_counts_the_parts_and_precision_stays_one_to_one(self) -> None:
+        label = "Jonas pays electricity and the user pays internet"
+        survivors = [
+            Candidate(text="Jonas pays electricity", confidence=0.9, tags=["fact"]),
+            Candidate(text="The user pays internet", confidence=0.9, tags=["fact"]),
+            Candidate(text="The user likes tea", confidence=0.9, tags=["fact"]),
+        ]
+        session = EvalSession(id="s", kind="money", turns=[], expected=[label])
+        entailed = {judged_key("The user pays internet", label): True}
+        result = score_session(session, survivors, GATE, {}, entailed)
+        assert [c.text for c in result.parts] == ["The user pays internet"]
+        assert result.unjudged_parts == []  # "likes tea" shares no content word with the label
+        report = EvalReport(GATE, [result], matcher="strict+judged")
+        assert (report.precision, report.precision_parts) == (pytest.approx(1 / 3), pytest.approx(2 / 3))
+        assert report.summary()["label_parts"] == 1
+        assert EvalReport(GATE, [score_session(session, survivors, GATE)]).label_parts == 0
+
+    def test_entailed_pairs_file_holds_two_votes_and_reasons_per_pair(self) -> None:
+        data = json.loads(ENTAILED_PAIRS.read_text(encoding="utf-8"))
+        assert data["rule"]
+        assert data["about"]
+        keys = {"memory", "fact", "votes", "why", "whole", "why_whole"}
+        assert all(set(p) == keys for p in data["pairs"])
+        assert all(len(p["votes"]) == len(p["why"]) == 2 for p in data["pairs"])
+        # The whole-label question was asked of every pair both voted entailed, and of no other.
+        assert all((p["whole"] is not None) == all(p["votes"]) for p in data["pairs"])
+        assert len({(p["memory"], p["fact"]) for p in data["pairs"]}) == len(data["pairs"])
+        entailed = load_entailed()
+        for p in data["pairs"]:
+            assert entailed[judged_key(p["memory"], p["fact"])] == (all(p["votes"]) and not p["whole"])
+        assert any(entailed.values())
+        assert not all(entailed.values())
+
+    def test_cli_judged_prints_precision_parts_and_writes_unjudged_part_pairs(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        out = tmp_path / "parts.json"
+        assert main(["--decision", "rules", "--judged", "--unjudged-parts-out", str(out), "--json"]) == 0
+        summary = json.loads(capsys.readouterr().out)["dev"]
+        assert summary["precision_parts"] >= summary["precision"]
+        assert {"label_parts", "unjudged_parts"} <= set(summary)
+        assert all("precision_parts" in kind for kind in summary["by_kind"].values())
+        assert all(set(p) == {"pair", "memory", "fact"} for p in json.loads(out.read_text()))
 
     def test_judged_pairs_file_holds_a_verdict_and_reason_per_pair(self) -> None:
         data = json.loads(JUDGED_PAIRS.read_text(encoding="utf-8"))

@@ -68,7 +68,9 @@ def test_failures_list_readable_sessions_only(capsys: pytest.CaptureFixture[str]
     assert all(session.startswith(("hoA-", "hoB-")) for session in listed)
     assert "== instyle-test" not in out
     # Every listed session shows what the judged matcher counts against it.
-    assert all(line.startswith(("==", "  FP ", "  MISS ")) for line in out.splitlines()[2:] if line)
+    assert all(
+        line.startswith(("==", "  FP ", "  PART ", "  MISS ")) for line in out.splitlines()[2:] if line
+    )
 
 
 def test_survivors_written_then_diffed_against_the_same_code_show_no_change(

@@ -16,6 +16,13 @@ survivor to state the label's fact (`eval/judged_pairs.json`, blind to split and
 wording the token matcher cannot see. Pairs no judge has seen stay strict, and the report says how many
 there are (`--unjudged-out PATH` writes them in the judge's input format).
 
+`--judged` also prints `precision_parts`: precision counting as right an unmatched survivor that a label
+states in part, as two annotators both judged it (`eval/entailed_pairs.json`): "The user pays internet"
+of the label "Jonas pays electricity and the user pays internet". The one-to-one matcher counts such a
+memory, finer than a bundled label, against precision though it is a right fact. A second copy of a
+matched label and the same part twice are not counted (`eval_match.label_parts`). `precision` stays the
+one-to-one figure; `--unjudged-parts-out PATH` writes the pairs no annotator has seen.
+
 Every split also gets 95% intervals from a session bootstrap (`ci95`), and `--baseline-threshold` /
 `--baseline-artifact` print a second compiler's paired differences on the same sessions: how wide a
 figure is, and whether a change shows beyond the sessions' own spread.
@@ -39,6 +46,7 @@ from cairn_promotion.compiler import DEFAULT_CONFIDENCE_THRESHOLD
 from cairn_promotion.eval_data import (
     ADVERSARIAL_KINDS,
     DEFAULT_DATASET,
+    ENTAILED_PAIRS,
     EVAL_DIR,
     JUDGED_PAIRS,
     SECRET_MARKS,
@@ -48,6 +56,7 @@ from cairn_promotion.eval_data import (
     Update,
     judged_key,
     load_dataset,
+    load_entailed,
     load_judged,
     load_secret_marks,
 )
@@ -56,6 +65,7 @@ from cairn_promotion.eval_match import (
     MATCH_JACCARD,
     Match,
     SessionResult,
+    label_parts,
     match,
     score_session,
     similarity,
@@ -77,6 +87,7 @@ __all__ = [
     "BOOTSTRAP_RESAMPLES",
     "BOOTSTRAP_SEED",
     "DEFAULT_DATASET",
+    "ENTAILED_PAIRS",
     "EVAL_DIR",
     "EVAL_MAX_CANDIDATES",
     "EvalReport",
@@ -92,7 +103,9 @@ __all__ = [
     "build_compiler",
     "evaluate",
     "judged_key",
+    "label_parts",
     "load_dataset",
+    "load_entailed",
     "load_judged",
     "load_secret_marks",
     "main",
@@ -112,6 +125,7 @@ def evaluate(
     compiler: OfflineCompiler | None = None,
     splits: Iterable[str] | None = None,
     judged: Judged | None = None,
+    entailed: Judged | None = None,
 ) -> EvalReport:
     """Run an offline compiler over a dataset and score it.
 
@@ -121,6 +135,8 @@ def evaluate(
         compiler: The compiler to evaluate; the rule-based `OfflineCompiler` if not given.
         splits: Only these splits (all by default).
         judged: Annotator verdicts for pairs the token matcher rejects (`load_judged`); strict without.
+        entailed: Verdicts on whether a label states an unmatched survivor (`load_entailed`), for
+            `precision_parts`; only with `judged`.
 
     Returns:
         The report, with per-session results.
@@ -130,7 +146,7 @@ def evaluate(
     sessions = [s for s in load_dataset(Path(dataset_path)) if wanted is None or s.split in wanted]
     return EvalReport(
         threshold=threshold,
-        sessions=[score_session(s, compiler.extract(s.turns), threshold, judged) for s in sessions],
+        sessions=[score_session(s, compiler.extract(s.turns), threshold, judged, entailed) for s in sessions],
         decision=compiler.decision.name,
         matcher="strict" if judged is None else "strict+judged",
     )
@@ -178,6 +194,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         help="with --judged: write the pairs no judge has seen, for the next judging",
     )
+    parser.add_argument(
+        "--unjudged-parts-out",
+        type=Path,
+        help="with --judged: write the pairs that could make a part of a label no annotator has seen",
+    )
     parser.add_argument("--artifact", type=Path, help="evaluate this durable_model.json, not the shipped one")
     parser.add_argument(
         "--baseline-artifact", type=Path, help="also score this model and print the paired differences"
@@ -186,11 +207,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--baseline-threshold", type=float, help="also score this gate and print the paired differences"
     )
     args = parser.parse_args(argv)
-    if args.unjudged_out and not args.judged:
-        parser.error("--unjudged-out needs --judged (the verdicts that say which pairs are new)")
+    if (args.unjudged_out or args.unjudged_parts_out) and not args.judged:
+        parser.error(
+            "--unjudged-out and --unjudged-parts-out need --judged (the verdicts that say which pairs are new)"
+        )
     judged = load_judged(args.judged) if args.judged else None
+    entailed = load_entailed() if args.judged else None
     compiler = build_compiler(args.decision, args.artifact)
-    report = evaluate(args.dataset, args.threshold, compiler, args.split, judged)
+    report = evaluate(args.dataset, args.threshold, compiler, args.split, judged, entailed)
     baseline = None
     if args.baseline_artifact is not None or args.baseline_threshold is not None:
         other = (
@@ -199,9 +223,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             else build_compiler(args.decision, args.baseline_artifact)
         )
         threshold = args.threshold if args.baseline_threshold is None else args.baseline_threshold
-        baseline = evaluate(args.dataset, threshold, other, args.split, judged)
+        baseline = evaluate(args.dataset, threshold, other, args.split, judged, entailed)
     if args.unjudged_out:
         write_unjudged(report, args.unjudged_out)
+    if args.unjudged_parts_out:
+        write_unjudged(report, args.unjudged_parts_out, parts=True)
     splits = _splits(report)
     differences = (
         {split: paired_differences(report.subset(split), baseline.subset(split)) for split in splits}

@@ -1,4 +1,4 @@
-"""The promotion eval's inputs: the labelled dataset, the secret marks and the judged pairs.
+"""The promotion eval's inputs: the labelled dataset, the secret marks and the judged and entailed pairs.
 
 See `cairn_promotion.eval` for the eval itself and eval/README.md for the files' formats.
 """
@@ -15,6 +15,7 @@ from cairn_contracts.promotion import Turn
 EVAL_DIR = Path(__file__).resolve().parents[2] / "eval"
 DEFAULT_DATASET = EVAL_DIR / "dataset_v2.json"
 JUDGED_PAIRS = EVAL_DIR / "judged_pairs.json"
+ENTAILED_PAIRS = EVAL_DIR / "entailed_pairs.json"
 SECRET_MARKS = EVAL_DIR / "secret_marks.json"
 ADVERSARIAL_KINDS = frozenset({"injection", "secrets", "exfiltration"})
 SPLITS = ("dev", "test")
@@ -96,6 +97,14 @@ def load_judged(path: Path = JUDGED_PAIRS) -> dict[tuple[str, str], bool]:
         key = judged_key(p["memory"], p["fact"])
         verdicts[key] = verdicts.get(key, False) or bool(p["same"])
     return verdicts
+
+
+def load_entailed(path: Path = ENTAILED_PAIRS) -> dict[tuple[str, str], bool]:
+    """Whether a label states an unmatched survivor in part (`eval/entailed_pairs.json`), keyed as
+    `load_judged`'s verdicts: every annotator said the label states all the survivor says, and the survivor
+    does not say the whole label (`whole`: then it is a second copy of the label, not a part)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {judged_key(p["memory"], p["fact"]): all(p["votes"]) and not p["whole"] for p in data["pairs"]}
 
 
 def judged_key(survivor: str, label: str) -> tuple[str, str]:

@@ -46,6 +46,10 @@ class SessionResult:
     updates: int = 0
     updates_slotted: int = 0
     unjudged: list[tuple[str, str]] = field(default_factory=list)  # (survivor, label) pairs no judge saw
+    # Unmatched survivors a label states in part (`label_parts`), and the pairs that could make one no
+    # annotator has seen; both empty unless entailed verdicts were given.
+    parts: list[Candidate] = field(default_factory=list)
+    unjudged_parts: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def expected_count(self) -> int:
@@ -106,10 +110,53 @@ def match(
     return matched
 
 
+def label_parts(
+    survivors: Sequence[str],
+    labels: Sequence[str],
+    entailed: Judged,
+    judged: Judged | None = None,
+    matched: Sequence[str] = (),
+) -> list[int]:
+    """Indexes of the unmatched `survivors` that a label states in part: right facts at a finer grain
+    than the label's ("The user pays internet" of "Jonas pays electricity and the user pays internet";
+    "The user's husband is named Kwame" of "The user's husband Kwame eats everything").
+
+    A survivor an annotator judged to say the whole label is a second copy of it, not a part, and a
+    part that says what a `matched` survivor or an earlier part says (the matcher's Jaccard) counts once.
+    """
+    right = [content_tokens(text) for text in matched]
+    found: list[int] = []
+    for i, text in enumerate(survivors):
+        stated = [label for label in labels if entailed.get(judged_key(text, label))]
+        if not stated or (judged and any(judged.get(judged_key(text, label)) for label in stated)):
+            continue
+        tokens = content_tokens(text)
+        if all(jaccard(tokens, other) < MATCH_JACCARD for other in right):
+            found.append(i)
+            right.append(tokens)
+    return found
+
+
+def part_pairs(survivors: Sequence[str], labels: Sequence[str]) -> list[tuple[str, str]]:
+    """The (survivor, label) pairs that could make a part: those sharing a content word (a label states
+    nothing of a survivor it shares no word with, short of a paraphrase, which then stays unmatched)."""
+    return [
+        (text, label)
+        for text in survivors
+        for label in labels
+        if content_tokens(text) & content_tokens(label)
+    ]
+
+
 def score_session(
-    session: EvalSession, candidates: list[Candidate], threshold: float, judged: Judged | None = None
+    session: EvalSession,
+    candidates: list[Candidate],
+    threshold: float,
+    judged: Judged | None = None,
+    entailed: Judged | None = None,
 ) -> SessionResult:
-    """Gate one session's candidates and match the survivors to its labels."""
+    """Gate one session's candidates and match the survivors to its labels; with `entailed`, also find
+    the unmatched survivors a label states in part."""
     predicted = apply_gate(candidates, threshold, EVAL_MAX_CANDIDATES)
     pairs = match([c.text for c in predicted], session.expected, judged)
     matched_p = {i for i, _, _ in pairs}
@@ -126,6 +173,9 @@ def score_session(
     matched_e = {j for _, j, _ in pairs}
     false_positives = [c for i, c in enumerate(predicted) if i not in matched_p]
     missed = [e for j, e in enumerate(session.expected) if j not in matched_e]
+    unmatched = [c.text for c in false_positives]
+    kept = [c.text for i, c in enumerate(predicted) if i in matched_p]
+    parts = [] if entailed is None else label_parts(unmatched, session.expected, entailed, judged, kept)
     slotted = 0
     for update in session.updates:
         survivor = by_expected.get(update.fact)
@@ -145,4 +195,8 @@ def score_session(
         unjudged=[]
         if judged is None
         else [(c.text, e) for c in false_positives for e in missed if judged_key(c.text, e) not in judged],
+        parts=[false_positives[i] for i in parts],
+        unjudged_parts=[]
+        if entailed is None
+        else [pair for pair in part_pairs(unmatched, session.expected) if judged_key(*pair) not in entailed],
     )

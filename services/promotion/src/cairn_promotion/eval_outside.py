@@ -28,6 +28,7 @@ from cairn_promotion.eval import (
     build_compiler,
     evaluate,
     load_dataset,
+    load_entailed,
     load_judged,
     paired_differences,
     score_session,
@@ -58,9 +59,14 @@ Survivors = dict[str, dict[str, list[str]]]
 
 
 def both_matchers(
-    path: Path, splits: list[str] | None, compiler: OfflineCompiler, judged: Judged
+    path: Path,
+    splits: list[str] | None,
+    compiler: OfflineCompiler,
+    judged: Judged,
+    entailed: Judged | None = None,
 ) -> tuple[EvalReport, EvalReport]:
-    """One set scored strict and with the verdicts, from one compile of each session (the costly part)."""
+    """One set scored strict and with the verdicts (`entailed` too: the parts of labels), from one compile
+    of each session (the costly part)."""
     sessions = [s for s in load_dataset(path) if splits is None or s.split in splits]
     compiled = [(s, compiler.extract(s.turns)) for s in sessions]
 
@@ -68,7 +74,10 @@ def both_matchers(
         gate = DEFAULT_CONFIDENCE_THRESHOLD
         return EvalReport(
             threshold=gate,
-            sessions=[score_session(s, found, gate, verdicts) for s, found in compiled],
+            sessions=[
+                score_session(s, found, gate, verdicts, None if verdicts is None else entailed)
+                for s, found in compiled
+            ],
             decision=compiler.decision.name,
             matcher="strict" if verdicts is None else "strict+judged",
         )
@@ -84,8 +93,9 @@ def line(name: str, strict: EvalReport, judged: EvalReport) -> dict[str, Any]:
         "survivors": strict.predicted_count,
         "facts": strict.expected_count,
         "strict": {k: round(getattr(strict, k), 3) for k in ("precision", "recall", "f1")},
-        "judged": {k: round(getattr(judged, k), 3) for k in ("precision", "recall", "f1")},
+        "judged": {k: round(getattr(judged, k), 3) for k in ("precision", "recall", "f1", "precision_parts")},
         "unjudged_pairs": judged.unjudged,
+        "unjudged_part_pairs": judged.unjudged_parts,
         "leaks": strict.leaks,
         "empty_rate": round(strict.empty_rate, 3),
     }
@@ -96,8 +106,9 @@ def render_line(row: dict[str, Any]) -> str:
     return (
         f"{row['set']:13} sessions={row['sessions']:<4} survivors={row['survivors']:<4} "
         f"strict P {s['precision']:.3f} R {s['recall']:.3f} F1 {s['f1']:.3f}  "
-        f"judged P {j['precision']:.3f} R {j['recall']:.3f} F1 {j['f1']:.3f}  "
+        f"judged P {j['precision']:.3f} R {j['recall']:.3f} F1 {j['f1']:.3f} P_parts {j['precision_parts']:.3f}  "
         f"leaks={row['leaks']} empty_rate={row['empty_rate']:.3f} unjudged={row['unjudged_pairs']}"
+        f"/{row['unjudged_part_pairs']}"
     )
 
 
@@ -125,13 +136,16 @@ def survivor_changes(before: Survivors, after: Survivors) -> list[str]:
 
 def failures(name: str, report: EvalReport) -> list[str]:
     """Lines for every readable session of a set with a false positive or a missed label ("== set id", "  FP
-    survivor", "  MISS label"), as the judged matcher counts them."""
+    survivor", "  PART survivor" for one a label states in part, "  MISS label"), as the judged matcher counts them."""
     lines: list[str] = []
     for session in report.sessions:
         if is_never_read(name, session.id) or not (session.false_positives or session.missed):
             continue
         lines.append(f"== {name} {session.id} [{session.kind}]")
-        lines.extend(f"  FP {candidate.text}" for candidate in session.false_positives)
+        lines.extend(
+            f"  {'PART' if candidate in session.parts else 'FP'} {candidate.text}"
+            for candidate in session.false_positives
+        )
         lines.extend(f"  MISS {label}" for label in session.missed)
     return lines
 
@@ -157,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="print each readable session's false positives and missed labels",
     )
     args = parser.parse_args(argv)
-    judged = load_judged()
+    judged, entailed = load_judged(), load_entailed()
     compiler = build_compiler("auto", args.artifact)
     baseline = build_compiler("auto", args.baseline_artifact) if args.baseline_artifact else None
     rows = []
@@ -165,11 +179,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     survivors: Survivors = {}
     for name in args.sets:
         path, splits = OUTSIDE_SETS[name]
-        strict, with_verdicts = both_matchers(EVAL_DIR / path, splits, compiler, judged)
+        strict, with_verdicts = both_matchers(EVAL_DIR / path, splits, compiler, judged, entailed)
         survivors[name] = survivors_of(with_verdicts)
         row = line(name, strict, with_verdicts)
         if baseline is not None:
-            other = evaluate(EVAL_DIR / path, compiler=baseline, splits=splits, judged=judged)
+            other = evaluate(
+                EVAL_DIR / path, compiler=baseline, splits=splits, judged=judged, entailed=entailed
+            )
             row["minus_baseline_judged"] = paired_differences(with_verdicts, other)
         rows.append(row)
         if args.failures:

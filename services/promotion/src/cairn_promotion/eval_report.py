@@ -47,6 +47,18 @@ class EvalReport:
         return self.true_positives / self.predicted_count if self.predicted_count else 1.0
 
     @property
+    def label_parts(self) -> int:
+        """Unmatched survivors a label states in part (`eval_match.label_parts`; entailed verdicts only)."""
+        return sum(len(s.parts) for s in self.sessions)
+
+    @property
+    def precision_parts(self) -> float:
+        """Precision that also counts a survivor a label states in part as right: a memory finer than a
+        bundled label is a right fact, which the one-to-one matcher counts against precision."""
+        right = self.true_positives + self.label_parts
+        return right / self.predicted_count if self.predicted_count else 1.0
+
+    @property
     def recall(self) -> float:
         return self.true_positives / self.expected_count if self.expected_count else 1.0
 
@@ -80,6 +92,16 @@ class EvalReport:
         """Survivor-label pairs the strict matcher rejected that no judge has seen (`--judged` only)."""
         return sum(len(s.unjudged) for s in self.sessions)
 
+    @property
+    def unjudged_parts(self) -> int:
+        """Pairs that could make a part of a label that no annotator has seen (`--judged` only)."""
+        return sum(len(s.unjudged_parts) for s in self.sessions)
+
+    @property
+    def judged(self) -> bool:
+        """Whether annotators' verdicts were used (then the parts of labels are counted too)."""
+        return self.matcher != "strict"
+
     def subset(self, split: str) -> "EvalReport":
         """The same report restricted to one dataset split."""
         return self._with([s for s in self.sessions if s.split == split])
@@ -103,7 +125,11 @@ class EvalReport:
             "leaks": self.leaks,
             "empty_rate": round(self.empty_rate, 3),
             "by_kind": {
-                kind: {"precision": round(part.precision, 3), "recall": round(part.recall, 3)}
+                kind: {
+                    "precision": round(part.precision, 3),
+                    "recall": round(part.recall, 3),
+                    **({"precision_parts": round(part.precision_parts, 3)} if self.judged else {}),
+                }
                 for kind in sorted(self.kinds())
                 for part in [self.of_kind(kind)]
             },
@@ -114,7 +140,16 @@ class EvalReport:
             "threshold": self.threshold,
             "decision": self.decision,
             "matcher": self.matcher,
-            **({"unjudged": self.unjudged} if self.matcher != "strict" else {}),
+            **(
+                {
+                    "unjudged": self.unjudged,
+                    "precision_parts": round(self.precision_parts, 3),
+                    "label_parts": self.label_parts,
+                    "unjudged_parts": self.unjudged_parts,
+                }
+                if self.judged
+                else {}
+            ),
             "ci95": self.intervals(),
         }
 
@@ -169,14 +204,19 @@ def _resampled(report: EvalReport, draws: npt.NDArray[np.int64]) -> dict[str, np
     """Precision, recall and F1 of `report` on each row of session indexes in `draws`, with the point
     estimates' conventions: nothing predicted is precise, nothing expected is recalled."""
     counts = np.array(
-        [(len(s.matches), len(s.predicted), s.expected_count) for s in report.sessions], dtype=np.float64
-    ).reshape(-1, 3)
-    tp, predicted, expected = (counts[draws, column].sum(axis=1) for column in range(3))
+        [(len(s.matches), len(s.predicted), s.expected_count, len(s.parts)) for s in report.sessions],
+        dtype=np.float64,
+    ).reshape(-1, 4)
+    tp, predicted, expected, parts = (counts[draws, column].sum(axis=1) for column in range(4))
     precision = np.divide(tp, predicted, out=np.ones_like(tp), where=predicted > 0)
     recall = np.divide(tp, expected, out=np.ones_like(tp), where=expected > 0)
     total = precision + recall
     f1 = np.divide(2 * precision * recall, total, out=np.zeros_like(tp), where=total > 0)
-    return {"precision": precision, "recall": recall, "f1": f1}
+    figures = {"precision": precision, "recall": recall, "f1": f1}
+    if report.judged:
+        right = tp + parts
+        figures["precision_parts"] = np.divide(right, predicted, out=np.ones_like(tp), where=predicted > 0)
+    return figures
 
 
 def render(report: EvalReport, verbose: bool = False) -> str:
@@ -189,13 +229,20 @@ def render(report: EvalReport, verbose: bool = False) -> str:
                 f"exp={s.expected_count}"
             )
             lines.extend(f"    = {m.predicted!r}  ~ {m.expected!r} ({m.similarity:.2f})" for m in s.matches)
-            lines.extend(f"    + {c.text!r} ({c.confidence:.2f})" for c in s.false_positives)
+            lines.extend(
+                f"    {'*' if c in s.parts else '+'} {c.text!r} ({c.confidence:.2f})"
+                for c in s.false_positives
+            )
             lines.extend(f"    - {e!r}" for e in s.missed)
         lines.append("")
     lines.append(
         f"decision={report.decision} threshold={report.threshold:.2f} match_jaccard={MATCH_JACCARD:.2f} "
         f"matcher={report.matcher}"
-        + (f" unjudged_pairs={report.unjudged}" if report.matcher != "strict" else "")
+        + (
+            f" unjudged_pairs={report.unjudged} unjudged_part_pairs={report.unjudged_parts}"
+            if report.judged
+            else ""
+        )
     )
     for split in _splits(report):
         part = report.subset(split)
@@ -204,6 +251,11 @@ def render(report: EvalReport, verbose: bool = False) -> str:
             f"{split:<5} sessions={len(part.sessions):<3} precision={part.precision:.3f} "
             f"recall={part.recall:.3f} f1={part.f1:.3f} leaks={part.leaks} empty_rate={part.empty_rate:.3f} "
             f"updates={slotted}/{total}"
+            + (
+                f" precision_parts={part.precision_parts:.3f} label_parts={part.label_parts}"
+                if part.judged
+                else ""
+            )
         )
         ci = part.intervals()
         lines.append(
@@ -215,13 +267,15 @@ def render(report: EvalReport, verbose: bool = False) -> str:
             lines.append(
                 f"      {kind:<13} sessions={len(k.sessions):<3} exp={k.expected_count:<3} "
                 f"pred={k.predicted_count:<3} precision={k.precision:.3f} recall={k.recall:.3f}"
+                + (f" precision_parts={k.precision_parts:.3f}" if k.judged else "")
             )
     return "\n".join(lines)
 
 
-def write_unjudged(report: EvalReport, path: Path) -> None:
-    """The pairs no judge has seen as the judge reads them: shuffled, without session, split or kind."""
-    pairs = sorted({pair for s in report.sessions for pair in s.unjudged})
+def write_unjudged(report: EvalReport, path: Path, parts: bool = False) -> None:
+    """The pairs no judge has seen as the judge reads them: shuffled, without session, split or kind;
+    with `parts`, the pairs that could make a part of a label (`entailed_pairs.json`'s question)."""
+    pairs = sorted({pair for s in report.sessions for pair in (s.unjudged_parts if parts else s.unjudged)})
     random.Random(len(pairs)).shuffle(pairs)
     items = [{"pair": f"u{n:03d}", "memory": m, "fact": f} for n, (m, f) in enumerate(pairs)]
     path.write_text(json.dumps(items, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
