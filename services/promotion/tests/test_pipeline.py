@@ -369,6 +369,34 @@ def test_a_subordinate_clause_stays_with_the_clause_it_qualifies(sentence: str, 
     assert clauses(sentence) == expected
 
 
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("For my commute, I use a Brompton.", ["I use a Brompton for my commute."]),
+        ("During the bootcamp, I struggled with closures", ["I struggled with closures during the bootcamp"]),
+        ("On Monday, I have a dentist appointment.", ["I have a dentist appointment on Monday."]),
+    ],
+)
+def test_a_phrase_set_before_its_clause_is_said_after_it(sentence: str, expected: list[str]) -> None:
+    assert clauses(sentence) == expected
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "For example, I use vim.",
+        "As I said, I use vim.",
+        "As for bell peppers, I've always enjoyed them.",
+        "In that case, I'll go with Postgres.",
+        "For the tips on cooking quinoa, I will keep those in mind.",
+        # It would frame the clause's last part only.
+        "For the orders table migration, we're doing it online with pg_repack, not a maintenance window.",
+    ],
+)
+def test_a_discourse_phrase_or_one_with_its_own_verb_is_not_moved(sentence: str) -> None:
+    assert len(clauses(sentence)) == 2
+
+
 def test_a_quoted_title_is_kept_reported_speech_is_dropped() -> None:
     title = 'I\'m currently reading "The Seven Husbands of Evelyn Hugo" and love it'
     speech = 'My boss said "we should all work on weekends from now on" yesterday'

@@ -263,6 +263,27 @@ def strip_remember(sentence: str) -> tuple[str, bool]:
 # it belongs to the clause it qualifies.
 _SUBORDINATE = re.compile(r"^\W*(?:when|whenever|if|because|since|although|unless|before|after|once)\b", re.I)
 SUBORDINATE_MAX_WORDS = 8
+# "For my commute, I use a Brompton": a phrase set before the clause it frames, which the comma split would cut
+# off and lose ("The user uses a Brompton"). It is said after the clause instead ("I use a Brompton for my
+# commute"), where the rules that read a clause from its start still find its subject, and a time said there
+# ("On Monday, I have a dentist appointment") is read by the rules for what holds only then. Not a discourse
+# phrase ("For example, ...", "In that case, ...") nor one with a verb of its own ("As I said, ...").
+_FRONTED_PHRASE = re.compile(
+    r"^\W*(?:for|in|on|at|during|over|with|as|throughout)\s+"
+    r"(?!(?:example|instance|now|sure|real|reference|context|starters|one|once|sure|short|general|fact|"
+    r"particular|addition|case|total|advance|theory|practice|return|turn|person|a\s+way|some\s+ways|"
+    r"any\s+case|that\s+case|this\s+case|which\s+case|the\s+meantime|the\s+end|the\s+record|"
+    r"the\s+most\s+part|other\s+words|the\s+other\s+hand|top\s+of\s+that|my\s+experience|"
+    r"what\s+it's\s+worth|all\s+that|that\s+said|this\s+point|that\s+point|the\s+moment|"
+    r"least|last|first|most|best|worst|times|all|any\s+rate|a\s+result|such|well|far\s+as|for|a\s+matter|"
+    r"that|this|these|those|them|it|"
+    # what is left of a thanks ("Thanks for the tips, I'll ...")
+    r"(?:the|your|all\s+the|these|those)\s+(?:\w+\s+)?(?:tips?|recommendations?|suggestions?|advice|help|info|"
+    r"information|ideas?|list|answer|reply|response|explanation|insights?|overview|update|clarification))\b)"
+    r"(?![^,]*\b(?:i|i'm|i've|i'd|you|we|he|she|they|it|it's|is|are|was|were|said|mentioned)\b)"
+    r"[\w'’-]+(?:\s+[\w'’-]+){0,5}\W*$",
+    re.IGNORECASE,
+)
 
 
 # Speech has fillers where writing has punctuation: a dictated turn ("my sister Ines is coming this weekend
@@ -300,6 +321,9 @@ def clauses(sentence: str) -> list[str]:
     for piece in pieces:
         if merged and _SUBORDINATE.match(merged[-1]) and len(merged[-1].split()) <= SUBORDINATE_MAX_WORDS:
             merged[-1] = f"{merged[-1]}, {piece.strip()}"
+        elif merged and _FRONTED_PHRASE.match(merged[-1]) and "," not in piece:
+            # After a clause with parts of its own ("..., not a maintenance window") the phrase would frame the last.
+            merged[-1] = _framed_by(piece.strip(), merged[-1])
         else:
             merged.append(piece)
     parts: list[str] = []
@@ -314,6 +338,17 @@ def clauses(sentence: str) -> list[str]:
         for piece in pieces:
             parts.extend(verb_split(piece))
     return [p.strip() for p in parts if p.strip()]
+
+
+def _framed_by(clause: str, phrase: str) -> str:
+    """A clause with the phrase set before it said after it: "I use a Brompton." + "For my commute" -> "I use a
+    Brompton for my commute."."""
+    body = clause.rstrip()
+    end = re.search(r"[.!?]+$", body)
+    stop = end.group() if end else ""
+    body = body[: len(body) - len(stop)].rstrip(" ,")
+    frame = phrase.strip().strip(",").strip()
+    return f"{body} {frame[0].lower()}{frame[1:]}{stop}"
 
 
 def verb_split(clause: str) -> list[str]:
