@@ -11,10 +11,12 @@ Only question types whose answer is stated in a user turn are used: `single-sess
 `knowledge-update` (for the latter the newest value is the answer). The others are left out because the
 answer is not text of a user turn: `single-session-assistant` (the assistant said it; promotion keeps
 only what the user stated or confirmed), `single-session-preference` (the answer is a rubric),
-`multi-session` and `temporal-reasoning` (counts, sums and date arithmetic over several turns).
+`multi-session` and `temporal-reasoning` (counts, sums and date arithmetic over several turns). Within them,
+a question answered yes or no ("Did I finish reading 'The Nightingale'?" "Yes") is left out too: no turn
+states "yes", and any turn that says the word would count as the answer found.
 
 Metrics per question, top 10 recalled memories: `verbatim` (the answer text, lower-cased, whitespace
-normalised, appears in one memory) and `covered` (every content word of the answer appears, stemmed, in
+normalised, appears in one memory as whole words: "5" is not found in "15" nor "four" in "fourteen") and `covered` (every content word of the answer appears, stemmed, in
 one memory: promotion rewrites "my closet" as "the user's closet", which `verbatim` counts as a miss).
 
     python bench/longmemeval_promotion.py [--questions 28] [--others 4] [--data PATH]
@@ -43,6 +45,7 @@ from harness import Bench, gather_limited, running_stack
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "longmemeval" / "longmemeval_s_dev.json.gz"
 TYPES = ("single-session-user", "knowledge-update")
+YES_OR_NO = re.compile(r"^\W*(?:yes|no)\b", re.IGNORECASE)
 TEXT_MAX_BYTES = 16 * 1024
 SESSION_MAX_BYTES = 100 * 1024
 TOP = 10
@@ -53,10 +56,16 @@ def normal(text: str) -> str:
     return SPACE.sub(" ", re.sub(r"[^\w\s:./-]", " ", text.lower())).strip()
 
 
+def questions_of(data: Path, limit: int) -> list[dict[str, Any]]:
+    """The first `limit` questions of the types used whose answer is text a turn can state (not yes or no)."""
+    every = json.loads(gzip.open(data).read())
+    return [q for q in every if q["question_type"] in TYPES and not YES_OR_NO.match(str(q["answer"]))][:limit]
+
+
 def found(answer: str, texts: list[str]) -> tuple[bool, bool]:
-    want = normal(answer)
+    want = re.compile(rf"(?<!\w){re.escape(normal(answer))}(?!\w)")
     tokens = content_tokens(answer)
-    verbatim = any(want in normal(t) for t in texts)
+    verbatim = any(want.search(normal(t)) for t in texts)
     covered = bool(tokens) and any(tokens <= content_tokens(t) for t in texts)
     return verbatim, covered or verbatim
 
@@ -144,7 +153,7 @@ async def wait_embedded(bench: Bench, keys: list[str]) -> None:
 
 
 async def run(limit: int, others: int, data: Path = DATA) -> None:
-    questions = [q for q in json.loads(gzip.open(data).read()) if q["question_type"] in TYPES][:limit]
+    questions = questions_of(data, limit)
     async with running_stack() as bench:
         tenant = await bench.tenant(
             promotion_budget_per_hour=100_000,

@@ -25,7 +25,7 @@ import random
 from collections import defaultdict
 from pathlib import Path
 
-from longmemeval_promotion import DATA, TYPES, found
+from longmemeval_promotion import DATA, found, questions_of
 
 from cairn_contracts.promotion import Candidate, Turn
 from cairn_embeddings import LocalOnnxEmbedder
@@ -66,7 +66,7 @@ def pool(span: str, out: Path, artifact: Path, data: Path) -> None:
 
 def run(limit: int, artifact: Path, data: Path) -> None:
     compiler = _compiler(artifact)
-    questions = [q for q in json.loads(gzip.open(data).read()) if q["question_type"] in TYPES][:limit]
+    questions = questions_of(data, limit)
     rows: dict[str, list[bool]] = defaultdict(list)
     survivors = 0
     for q in questions:
