@@ -41,6 +41,12 @@ from cairn_promotion.referents import points_back
         # News the assistant just gave (writers R and W).
         "The user didn't know about the prompt-pay discount",
         "The user hadn't thought of the French labelling requirement",
+        # How something the memory does not name struck the user (LongMemEval's chats).
+        "They seem easy to make and can be customized to the user's taste",
+        "These initiatives sound really promising",
+        "These customs in Guangxi are so interesting",
+        "It makes the user wonder",
+        "He was really down-to-earth and nice",
     ],
 )
 def test_a_memory_pointing_back_is_dropped(memory: str) -> None:
@@ -68,6 +74,11 @@ def test_a_memory_pointing_back_is_dropped(memory: str) -> None:
         "Since then the user runs every morning",
         "The user's doctor said to cut salt",
         "The user doesn't know any German",
+        # What they are or do, said of a named thing or without a verdict on it.
+        "They live in Cork",
+        "It runs on Postgres and it's great",
+        "These days the user is great at Go",
+        "The twins seem happy at daycare",
     ],
 )
 def test_a_memory_naming_its_subject_is_not_pointing_back(memory: str) -> None:

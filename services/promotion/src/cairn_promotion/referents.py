@@ -333,7 +333,15 @@ _POINTS_BACK = re.compile(
     r"|that['’]s (?:exactly|when|close to|a (?:big|huge|great|real) help)"
     # "The user didn't know about the prompt-pay discount", "hadn't thought of the French labelling requirement":
     # news the assistant just gave (writers R and W; 3 survivors, none matched). "doesn't know German" stays.
-    r"|the user (?:didn['’]t|did not|hadn['’]t|had not) (?:even )?(?:know|reali[sz]e|think of|thought of))\b",
+    r"|the user (?:didn['’]t|did not|hadn['’]t|had not) (?:even )?(?:know|reali[sz]e|think of|thought of)"
+    # "They seem easy to make", "These initiatives sound really promising", "It makes the user wonder ...", "He
+    # was really down-to-earth and nice": how something the memory does not name struck the user (LongMemEval's
+    # chats, 17 survivors of the dev pool; no labelled writer's survivor opens so).
+    r"|(?:they|it|he|she|(?:these|those)(?!\s+days\b)(?:\s+(?!the\b|user\b)[\w-]+){0,4}?)\s+(?:(?:really|definitely|all|just|never|also|still|even)\s+)?"
+    r"(?:seems?|sounds?|looks?|(?:makes?|made)\s+the\s+user\s+(?:think|wonder|appreciate|feel|realize|want)|puts"
+    r"|(?:is|are|was|were|will\s+be)\s+(?:(?:so|really|very|pretty|such|absolutely|truly|all|definitely|super)\s+)?"
+    r"(?:amazing|great|interesting|fascinating|promising|helpful|awesome|incredible|wonderful|beautiful|fantastic|"
+    r"nice|cool|fun|lovely|perfect|inspiring|impressive|down-to-earth|useful)))\b",
     re.IGNORECASE,
 )
 
