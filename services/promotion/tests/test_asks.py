@@ -542,7 +542,12 @@ def test_praise_for_a_suggestion_is_about_the_assistant(memory: str, praise: boo
         ("Only 4 hours of sleep", True),
         # The examples of what the clause before said (LongMemEval); a filler "like" before a statement stays.
         ("Like granola bars, nuts, and energy drinks", True),
+        ("Like the user's parents and siblings", True),
+        ("Like Tarantino, who are known for their complex storytelling", True),
+        ("Like increasing the user's water intake or completing a challenging workout", True),
         ("Like the user is learning Japanese", False),
+        ("Like, the user is learning Japanese", False),
+        ("Like the charity walk on April 17th, where the user raised $250", False),
         ("8 hours of sleep is the user's minimum", False),
         ("As for the dog, she is 9", False),
         ("For long rides the user set a 50% temp basal an hour before", False),

@@ -412,9 +412,11 @@ _PHRASE_ALONE = re.compile(
     # question the memory does not hold (writers O, P and S; none matched).
     r"|^(?:On [\d-]+, )?(?:still |only |about |like |just |roughly )?(?:\d+|one|two|three|four|five|six) "
     r"(?:minutes?|mins?|hours?|hrs?|days?|seconds?|secs?)(?: of \w+)?(?: actually| though| now)?\W*$"
-    # "Like granola bars, nuts, and energy drinks": the examples of what the clause before said (LongMemEval).
-    # "Like the user is learning Japanese" (a filler "like") says something, and stays.
-    r"|^(?:On [\d-]+, )?like\s(?!.*\b(?:the user|i|we|they|he|she|it|is|are|was|were|has|have|had)\b)",
+    # "Like granola bars, nuts, and energy drinks", "Like the user's parents and siblings", "Like increasing the
+    # user's water intake": the examples of what the clause before said (LongMemEval). "Like the user is learning
+    # Japanese" (a filler "like" before a subject and its verb) says something, and stays, as does an example
+    # with what the user did there ("Like the charity walk on April 17th, where the user raised $250").
+    r"|^(?:On [\d-]+, )?like\s(?!(?:the user|i|we|they|he|she|it)(?!['’]s)\s)(?!.*\b(?:the user|i|we)\s+\w)",
     re.IGNORECASE,
 )
 
