@@ -16,6 +16,7 @@ from cairn_promotion.pasted import is_pasted_output
         "Const telEvents = [",
         "Id2word = Dictionary(clean\\_tweets\\_df['tokens'])",
         "Undefined function 'eval_lambdas' for input arguments of type 'double'",
+        'If (e.key === "Tab" && e.shiftKey) {',
         "5.0 out of 5 stars Not just for boys",
         "CALCIUM DISODIUM EDTA ADDED AS A PRESERVATIVE",
         "Reviewed in the United States on March 9, 2023",
@@ -89,5 +90,13 @@ def test_an_export_from_a_tool_is_data_but_a_dated_line_is_read() -> None:
         "Sarmad Khan 1:36 AM",
     ]
     assert _clauses("\n".join(chat)) == []
+    # One line of a chat log's own words is enough.
+    linkedin = [
+        "act as jo:",
+        "Jo Peninsulas sent the following message at 4:27 PM",
+        "Hey Chinedu, keen to connect.",
+    ]
+    assert _clauses("\n".join(linkedin)) == []
+    assert _clauses("View Jo’s profileJo Peninsulas\nI'm working with Rotary International.") == []
     # Fewer are the user's own dated notes.
     assert len(_clauses("\n".join(["I work in support at Mobius.", *rows[:2]]))) > 1

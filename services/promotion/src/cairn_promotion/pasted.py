@@ -29,6 +29,8 @@ _OUTPUT = re.compile(
     # A declaration or a constructor's call ("const events = [", "blob = TextBlob(...)"), or an identifier whose
     # underscore a chat's markdown escaped ("clean\\_tweets\\_df") (LongMemEval: 12 survivors of pasted code).
     r"|(?i:^(?:const|let|var)\s+\w+\s*=)|^\w+ ?= ?[A-Z]\w*\(|\w\\_\w"
+    # JavaScript's strict comparisons ('If (e.key === "Tab" && e.shiftKey) {', LongMemEval).
+    r"|\s[!=]==\s"
     # A store review's rating or header copied in ("5.0 out of 5 stars Not just for boys", "Reviewed in the United
     # States on March 9, 2023", LongMemEval).
     r"|\b\d(?:\.\d)? out of 5 stars\b|^Reviewed in (?:the )?[A-Z]"
@@ -80,9 +82,18 @@ _EXPORT_LINE = re.compile(
     re.MULTILINE,
 )
 _EXPORT_MIN_LINES = 3
+# A chat log's own words, which one line of is enough to show ("Jo Peninsulas sent the following message at 4:27 PM",
+# "Open the options list in your conversation with ...", "View Jo's profile"; LongMemEval: two pasted LinkedIn chats
+# with two headers each had filled their sessions with headers and pieces of the messages).
+_EXPORT_MARK = re.compile(
+    r"\bsent the following messages? at \d{1,2}:\d{2}\s?(?:AM|PM)\b"
+    r"|^[ \t]*Open the options list in your conversation with\b"
+    r"|^[ \t]*View \S+[’']s profile",
+    re.MULTILINE,
+)
 
 
 def is_export(text: str) -> bool:
     """Whether a turn's text is an export pasted from a tool (three of its lines or more are rows or headers of
-    one), which is data: the user's facts are not read from it."""
-    return len(_EXPORT_LINE.findall(text)) >= _EXPORT_MIN_LINES
+    one, or a line says it is a chat log's), which is data: the user's facts are not read from it."""
+    return len(_EXPORT_LINE.findall(text)) >= _EXPORT_MIN_LINES or _EXPORT_MARK.search(text) is not None
