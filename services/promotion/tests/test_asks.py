@@ -505,6 +505,9 @@ def test_an_instruction_with_its_verb_stays(memory_of: Callable[[str], str | Non
         ("Wow, the user just got promoted to staff engineer", False),
         ("It's interesting that the assistant mentioned playing listening games", True),
         ("The user completely agrees that watching improv performances can be really helpful", True),
+        ("It's fascinating how the Silk Road had such a wide-reaching impact", True),
+        ("It's comforting to know that safety regulations are in place", True),
+        ("That's disappointing to hear that there are limited financial aid options", True),
         # Talk addressed to "you" (LongMemEval); a thing described with a "you" idiom is about the thing.
         ("By focusing on these tasks, the assistant will be able to clear the assistant's inbox", True),
         ("The soil is heavy clay, the kind where in summer the assistant could make bricks out of it", False),

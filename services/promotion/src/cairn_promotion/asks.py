@@ -254,8 +254,10 @@ _TAKES_IT_UP = re.compile(r",\s*(?:okay|ok|perfect|perfecto)\b(?!\s+with\b)", re
 _REMARK_ON_THE_ANSWER = re.compile(
     r"^(?:On [\d-]+, )?(?:it|that|this)(?:'s| is| was)? (?:(?:really|so|just|pretty|very|super|quite)\s+)*"
     r"(?:(?:amazing|great|impressive|frustrating|interesting|fascinating|crazy|sad|nice|good|cool|wonderful|"
-    r"incredible|awesome|helpful|reassuring|surprising|funny|inspiring|eye-opening)"
-    r"(?: to (?:see|think|know|hear|learn|read)\b| about\b| that\b|,)"
+    r"incredible|awesome|helpful|reassuring|surprising|funny|inspiring|eye-opening|comforting|disappointing|"
+    r"heartwarming|exciting|refreshing|mind-blowing|remarkable|astonishing)"
+    # "It's fascinating how the Silk Road had such a wide-reaching impact" (LongMemEval: 2 survivors).
+    r"(?: to (?:see|think|know|hear|learn|read)\b| about\b| that\b| how\b|,)"
     r"|(?:sounds|seems) like\b)"
     # "It would be great to find a nice place to stay near the lake", "It would be fascinating to learn more about
     # comets": a wish said in passing (LongMemEval: 5 survivors).
