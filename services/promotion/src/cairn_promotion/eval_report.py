@@ -43,8 +43,11 @@ class EvalReport:
 
     @property
     def precision(self) -> float:
+        return self._share_of_survivors(self.true_positives)
+
+    def _share_of_survivors(self, right: int) -> float:
         # No predictions at all is vacuously precise; recall then carries the bad news.
-        return self.true_positives / self.predicted_count if self.predicted_count else 1.0
+        return right / self.predicted_count if self.predicted_count else 1.0
 
     @property
     def label_parts(self) -> int:
@@ -55,8 +58,7 @@ class EvalReport:
     def precision_parts(self) -> float:
         """Precision that also counts a survivor a label states in part as right: a memory finer than a
         bundled label is a right fact, which the one-to-one matcher counts against precision."""
-        right = self.true_positives + self.label_parts
-        return right / self.predicted_count if self.predicted_count else 1.0
+        return self._share_of_survivors(self.true_positives + self.label_parts)
 
     @property
     def recall(self) -> float:
