@@ -82,7 +82,14 @@ class TestUsageCounts:
             http,
             user,
             tenant.id,
-            lambda t: t["recalls"] == 2 and t["live_rows"] == 3 and t["embedded_tokens"] >= expected_tokens,
+            # Each service flushes its own counters, so every counter asserted below is waited for.
+            lambda t: (
+                t["writes"] == 3
+                and t["session_bytes"] > 0
+                and t["recalls"] == 2
+                and t["live_rows"] == 3
+                and t["embedded_tokens"] >= expected_tokens
+            ),
         )
         totals = data["totals"]
         assert totals["writes"] == 3
